@@ -1,0 +1,106 @@
+import type { SourceLocation } from '../errors.js';
+
+/** allow | ask | deny: what the policy does with a call. */
+export type PolicyAction = 'allow' | 'ask' | 'deny';
+
+/** Failure kinds of DESIGN.md §7. */
+export type FailureKind =
+  | 'tool'
+  | 'protocol'
+  | 'transport'
+  | 'timeout'
+  | 'cancelled'
+  | 'policy'
+  | 'unavailable'
+  | 'input';
+
+/** A rate limit: at most `count` calls per `intervalMs`. Parsed from `15/min`. */
+export interface Rate {
+  count: number;
+  intervalMs: number;
+}
+
+/** Retry policy, normalized (DESIGN.md §8). Durations in ms. */
+export interface RetryPolicy {
+  /** Total attempts including the first. @default 1 */
+  attempts: number;
+  /** Delay before the second attempt. @default 1000 */
+  delayMs: number;
+  /** Multiplier per attempt. @default 2 */
+  backoff: number;
+  /** Upper bound for one delay. @default 30000 */
+  maxDelayMs: number;
+  /** Failure kinds that may be retried. @default ['transport','timeout','protocol'] */
+  on: FailureKind[];
+  /** Retry even when the call is neither read-only nor idempotent. @default false */
+  unsafe: boolean;
+}
+
+/** A partial retry policy as written in a config or workflow file, already normalized per key. */
+export type RetryOverrides = Partial<RetryPolicy>;
+
+interface AppConfigBase {
+  name: string;
+  /** Max calls in flight to this app. */
+  concurrency?: number;
+  rate?: Rate;
+  /** Default per-call timeout for this app. */
+  timeoutMs?: number;
+  /** Absolute folders sent as roots; false = no roots capability. Default: [artifacts]. */
+  roots: string[] | false;
+  /** Where the app was declared (config file or imported JSON). */
+  location?: SourceLocation;
+}
+
+/** An app launched as a child process and spoken to over stdio. */
+export interface StdioAppConfig extends AppConfigBase {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  /** Env added to the child's environment, ${VAR} already expanded. */
+  env: Record<string, string>;
+  /** Absolute working directory. */
+  cwd: string;
+}
+
+/** An app reached over Streamable HTTP. */
+export interface HttpAppConfig extends AppConfigBase {
+  transport: 'http';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type AppConfig = StdioAppConfig | HttpAppConfig;
+
+export interface PolicyRule {
+  /** Glob on `app.tool` (`*` matches any run of characters, `?` one). */
+  match: string;
+  action: PolicyAction;
+}
+
+export interface PolicyConfig {
+  readOnly: PolicyAction; // default allow
+  destructive: PolicyAction; // default ask
+  other: PolicyAction; // default allow
+  openWorld: PolicyAction; // default allow
+  rules: PolicyRule[];
+}
+
+/** runner.config.yaml after loading and normalization. All paths absolute. */
+export interface RunnerConfig {
+  /** The config file, or null when none was found (defaults only). */
+  file: string | null;
+  /** The folder relative paths resolve against. */
+  dir: string;
+  /** Absolute artifacts folder. */
+  artifacts: string;
+  /** Max tool calls in flight, whole process. @default 8 */
+  concurrency: number;
+  apps: Record<string, AppConfig>;
+  retry: RetryPolicy;
+  policy: PolicyConfig;
+  /** Env names whose values are masked. */
+  secrets: string[];
+  /** The values to mask (from `secrets`), longest first. */
+  secretValues: string[];
+}

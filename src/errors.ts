@@ -1,0 +1,105 @@
+/** Where in a source file a problem is: 1-based line and column. */
+export interface SourceLocation {
+  file: string;
+  line: number;
+  col: number;
+}
+
+/** One problem found in a config, workflow or inputs file. */
+export interface Diagnostic {
+  location?: SourceLocation;
+  message: string;
+  /** What was expected, said plainly ("a duration like 500ms, 30s or 10m"). */
+  expected?: string;
+  hint?: string;
+}
+
+/**
+ * Codes of errors the runner raises itself. The CLI maps them to exit codes in
+ * one place (`exitCodeFor`); nothing else decides an exit code.
+ */
+export type RunnerErrorCode =
+  | 'usage' // bad command line
+  | 'config' // runner.config.yaml (or an imported mcpServers file) is invalid
+  | 'workflow' // a workflow file is invalid
+  | 'inputs' // workflow inputs are missing or of the wrong type
+  | 'not-found' // a file or run that was named does not exist
+  | 'app' // an app could not be started or reached (outside a step)
+  | 'interrupted' // SIGINT/SIGTERM
+  | 'internal';
+
+export interface RunnerErrorOptions {
+  hint?: string;
+  location?: SourceLocation;
+  diagnostics?: Diagnostic[];
+  details?: unknown;
+  cause?: unknown;
+}
+
+/** An error the user can act on: a code, a message, and where and what to fix. */
+export class RunnerError extends Error {
+  readonly code: RunnerErrorCode;
+  readonly hint?: string;
+  readonly location?: SourceLocation;
+  readonly diagnostics: Diagnostic[];
+  readonly details?: unknown;
+
+  constructor(code: RunnerErrorCode, message: string, options: RunnerErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RunnerError';
+    this.code = code;
+    this.hint = options.hint;
+    this.location = options.location;
+    this.diagnostics = options.diagnostics ?? [];
+    this.details = options.details;
+  }
+}
+
+/** Throws a RunnerError carrying every diagnostic, when there is at least one. */
+export function throwOnDiagnostics(code: RunnerErrorCode, diagnostics: Diagnostic[]): void {
+  if (diagnostics.length === 0) return;
+  const first = diagnostics[0]!;
+  const more = diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more)` : '';
+  throw new RunnerError(code, `${first.message}${more}`, { diagnostics, location: first.location, hint: first.hint });
+}
+
+/** Formats a location as `file:line:col`. */
+export function formatLocation(location: SourceLocation): string {
+  return `${location.file}:${location.line}:${location.col}`;
+}
+
+/** Formats one diagnostic the way every command prints it. */
+export function formatDiagnostic(diagnostic: Diagnostic): string {
+  const where = diagnostic.location ? `${formatLocation(diagnostic.location)}: ` : '';
+  let text = `${where}${diagnostic.message}`;
+  if (diagnostic.expected) text += `\n  expected: ${diagnostic.expected}`;
+  if (diagnostic.hint) text += `\n  hint: ${diagnostic.hint}`;
+  return text;
+}
+
+/** Exit codes of DESIGN.md §5. */
+export const ExitCode = {
+  succeeded: 0,
+  stepFailed: 1,
+  invalid: 2,
+  interrupted: 130,
+} as const;
+
+/** The one mapping from error to exit code. */
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof RunnerError) {
+    switch (error.code) {
+      case 'usage':
+      case 'config':
+      case 'workflow':
+      case 'inputs':
+      case 'not-found':
+        return ExitCode.invalid;
+      case 'interrupted':
+        return ExitCode.interrupted;
+      default:
+        return ExitCode.stepFailed;
+    }
+  }
+  return ExitCode.stepFailed;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Two cores: integration tests spawn real servers, so keep parallelism modest.
+    maxWorkers: 2,
+  },
+});
