@@ -1,0 +1,88 @@
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { FailureKind } from '../config/types.js';
+
+/**
+ * Whether a failed request reached the app. `not-sent`: provably never left
+ * the runner (safe to retry anything); `unknown`: it was sent and no answer
+ * came back, so a side effect may or may not have happened.
+ */
+export type CallOutcome = 'not-sent' | 'unknown' | 'answered';
+
+export interface CallErrorOptions {
+  outcome?: CallOutcome;
+  cause?: unknown;
+  /** JSON-RPC error code, for `protocol`. */
+  rpcCode?: number;
+}
+
+/** A failed tool call, classified where it failed (DESIGN.md §7). */
+export class CallError extends Error {
+  readonly kind: FailureKind;
+  readonly outcome: CallOutcome;
+  readonly rpcCode?: number;
+
+  constructor(kind: FailureKind, message: string, options: CallErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CallError';
+    this.kind = kind;
+    this.outcome = options.outcome ?? (kind === 'tool' || kind === 'protocol' ? 'answered' : 'not-sent');
+    this.rpcCode = options.rpcCode;
+  }
+}
+
+/** Why a call's signal was aborted, set by whoever aborts it. */
+export class CallAbortReason extends Error {
+  constructor(
+    readonly kind: 'timeout' | 'cancelled',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CallAbortReason';
+  }
+}
+
+const transportCodes = new Set<string>([
+  SdkErrorCode.ConnectionClosed,
+  SdkErrorCode.NotConnected,
+  SdkErrorCode.SendFailed,
+  SdkErrorCode.ClientHttpFailedToOpenStream,
+  SdkErrorCode.ClientHttpUnexpectedContent,
+  SdkErrorCode.ClientHttpNotImplemented,
+]);
+
+/**
+ * Turns whatever a request threw into a CallError. `signal` is the call's own
+ * signal: when it was aborted, its reason says timeout or cancelled.
+ */
+export function classifyCallError(error: unknown, context: { app: string; signal?: AbortSignal; sent: boolean }): CallError {
+  if (error instanceof CallError) return error;
+  const sentOutcome: CallOutcome = context.sent ? 'unknown' : 'not-sent';
+  const reason = context.signal?.aborted ? context.signal.reason : undefined;
+  if (reason instanceof CallAbortReason) {
+    return new CallError(reason.kind, reason.message, { outcome: sentOutcome, cause: error });
+  }
+  if (error instanceof ProtocolError) {
+    return new CallError('protocol', `${context.app} answered with JSON-RPC error ${error.code}: ${error.message}`, {
+      rpcCode: error.code,
+      cause: error,
+    });
+  }
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) {
+      return new CallError('timeout', `${context.app} did not answer in time`, { outcome: sentOutcome, cause: error });
+    }
+    if (error.code === SdkErrorCode.NotConnected) {
+      return new CallError('transport', `${context.app} is not connected: ${error.message}`, { outcome: 'not-sent', cause: error });
+    }
+    if (transportCodes.has(error.code)) {
+      return new CallError('transport', `${context.app} connection lost: ${error.message}`, { outcome: sentOutcome, cause: error });
+    }
+    return new CallError('protocol', `${context.app}: ${error.message}`, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
+    return new CallError('cancelled', `call to ${context.app} was cancelled`, { outcome: sentOutcome, cause: error });
+  }
+  // fetch failures, EPIPE and friends: the connection itself failed.
+  return new CallError('transport', `${context.app}: ${message}`, { outcome: sentOutcome, cause: error });
+}

@@ -1,0 +1,27 @@
+import { listDescendants, signalAll } from './process-tree.js';
+
+const livePids = new Set<number>();
+let installed = false;
+
+/**
+ * Remembers an app's pid so that, however the runner exits (a crash, an
+ * uncaught error, process.exit), its whole process tree is killed with it.
+ */
+export function trackChild(pid: number): void {
+  livePids.add(pid);
+  if (installed) return;
+  installed = true;
+  process.on('exit', killAllTracked);
+}
+
+export function untrackChild(pid: number): void {
+  livePids.delete(pid);
+}
+
+/** SIGKILLs every tracked child and its descendants; synchronous, for `exit` handlers. */
+export function killAllTracked(): void {
+  for (const pid of livePids) {
+    signalAll([...listDescendants(pid).reverse(), pid], 'SIGKILL');
+  }
+  livePids.clear();
+}

@@ -1,0 +1,301 @@
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type PriorDiscovery,
+  type ReadResourceResult,
+  type Tool,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { AppConfig } from '../config/types.js';
+import { maskSecrets } from '../secrets.js';
+import { CallError, classifyCallError } from './call-error.js';
+import { trackChild, untrackChild } from './child-reaper.js';
+import { isAlive, listDescendants, signalAll } from './process-tree.js';
+import type { VerdictStore } from './verdicts.js';
+
+export const CLIENT_INFO = { name: 'runner', version: '0.1.0' };
+
+/** What the run record shows about a connected app. */
+export interface AppInfo {
+  protocolVersion: string | undefined;
+  era: 'modern' | 'legacy' | undefined;
+  server: { name: string; version: string } | undefined;
+}
+
+export interface AppConnectionOptions {
+  app: AppConfig;
+  /** Absolute artifacts folder: sent as RUNNER_ARTIFACTS to stdio apps. */
+  artifacts: string;
+  verdicts: VerdictStore;
+  /** Where the app's stderr is appended. */
+  logFile?: string;
+  secretValues: readonly string[];
+  /** Handshake timeout. @default 30000 */
+  connectTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Upper bound the SDK enforces; the executor enforces the real timeouts through its Clock. */
+  timeoutMs?: number;
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+const STDERR_TAIL_LINES = 40;
+
+/**
+ * One live connection to one app: a spawned stdio child or an HTTP session.
+ * Tool discovery happens once and is cached for the life of the connection
+ * (refreshed on `notifications/tools/list_changed`).
+ */
+export class AppConnection {
+  readonly name: string;
+  info: AppInfo = { protocolVersion: undefined, era: undefined, server: undefined };
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private toolsByName: Map<string, Tool> | undefined;
+  private toolsLoading: Promise<Map<string, Tool>> | undefined;
+  private readonly stderrTail: string[] = [];
+  private partialLine = '';
+  private log: WriteStream | undefined;
+  private pid: number | null = null;
+  private readonly closeListeners = new Set<() => void>();
+  private client!: Client;
+  private transport!: Transport;
+
+  private constructor(private readonly options: AppConnectionOptions) {
+    this.name = options.app.name;
+  }
+
+  /** Spawns or reaches the app and completes the handshake; remembers the protocol verdict. */
+  static async open(options: AppConnectionOptions): Promise<AppConnection> {
+    const connection = new AppConnection(options);
+    const prior = options.verdicts.get(options.app);
+    try {
+      await connection.connect(prior);
+      // A stale modern verdict fails loudly at the first request: check it now.
+      if (prior?.kind === 'modern') await connection.loadTools();
+    } catch (error) {
+      if (!prior || options.signal?.aborted) throw await connection.failStart(error);
+      options.verdicts.delete(options.app);
+      await connection.shutdown();
+      const retry = new AppConnection(options);
+      try {
+        await retry.connect(undefined);
+      } catch (retryError) {
+        throw await retry.failStart(retryError);
+      }
+      return retry;
+    }
+    return connection;
+  }
+
+  get alive(): boolean {
+    return !this.closed;
+  }
+
+  /** The last lines the app wrote to stderr (secrets masked). */
+  recentStderr(lines = 10): string[] {
+    const tail = this.partialLine ? [...this.stderrTail, this.partialLine] : this.stderrTail;
+    return tail.slice(-lines);
+  }
+
+  /** Called once when the connection closes for any reason. */
+  onClose(listener: () => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  get capabilities() {
+    return this.client.getServerCapabilities();
+  }
+
+  /** Every tool the app lists, all pages, cached for the life of the connection. */
+  async listTools(signal?: AbortSignal): Promise<Tool[]> {
+    return [...(await this.loadTools(signal)).values()];
+  }
+
+  async getTool(name: string, signal?: AbortSignal): Promise<Tool | undefined> {
+    return (await this.loadTools(signal)).get(name);
+  }
+
+  /** Calls a tool; throws CallError classified by kind and outcome. */
+  async callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
+    if (this.closed) {
+      throw new CallError('transport', `${this.name} is not running`, { outcome: 'not-sent' });
+    }
+    try {
+      return (await this.client.callTool(
+        { name, arguments: args },
+        {
+          signal: options.signal,
+          timeout: options.timeoutMs ?? 24 * 60 * 60 * 1000,
+          onprogress: options.onprogress,
+          resetTimeoutOnProgress: false,
+        },
+      )) as CallToolResult;
+    } catch (error) {
+      throw classifyCallError(error, { app: this.name, signal: options.signal, sent: true });
+    }
+  }
+
+  async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    try {
+      return await this.client.readResource({ uri }, { signal });
+    } catch (error) {
+      throw classifyCallError(error, { app: this.name, signal, sent: true });
+    }
+  }
+
+  /** Ends the connection: end stdin → SIGTERM → SIGKILL, then the rest of the process tree. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async connect(prior: PriorDiscovery | undefined): Promise<void> {
+    const { app } = this.options;
+    const roots = app.roots;
+    this.client = new Client(CLIENT_INFO, {
+      versionNegotiation: { mode: 'auto' },
+      capabilities: roots === false ? {} : { roots: { listChanged: false } },
+      listChanged: {
+        tools: {
+          onChanged: (error, tools) => {
+            if (error || !tools) {
+              this.toolsByName = undefined;
+              return;
+            }
+            this.toolsByName = new Map(tools.map((tool) => [tool.name, tool]));
+          },
+        },
+      },
+    });
+    if (roots !== false) {
+      this.client.setRequestHandler('roots/list', async () => ({
+        roots: roots.map((folder) => ({ uri: pathToFileURL(folder).href, name: folder })),
+      }));
+    }
+    this.client.onclose = () => this.markClosed();
+    this.transport = this.createTransport();
+    await this.client.connect(this.transport, {
+      prior,
+      signal: this.options.signal,
+      timeout: this.options.connectTimeoutMs ?? 30_000,
+    });
+    if (this.transport instanceof StdioClientTransport && this.transport.pid) {
+      this.pid = this.transport.pid;
+      trackChild(this.pid);
+    }
+    const era = this.client.getProtocolEra();
+    const server = this.client.getServerVersion();
+    this.info = {
+      protocolVersion: this.client.getNegotiatedProtocolVersion(),
+      era,
+      server: server ? { name: server.name, version: server.version } : undefined,
+    };
+    if (!prior) {
+      const discover = this.client.getDiscoverResult();
+      this.options.verdicts.set(app, era === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
+    }
+  }
+
+  private createTransport(): Transport {
+    const { app, artifacts } = this.options;
+    if (app.transport === 'http') {
+      return new StreamableHTTPClientTransport(new URL(app.url), { requestInit: { headers: app.headers } });
+    }
+    const transport = new StdioClientTransport({
+      command: app.command,
+      args: app.args,
+      cwd: app.cwd,
+      env: { RUNNER_ARTIFACTS: artifacts, ...app.env },
+      stderr: 'pipe',
+    });
+    this.openLog();
+    transport.stderr?.on('data', (chunk: Buffer) => this.captureStderr(chunk.toString('utf8')));
+    return transport;
+  }
+
+  private captureStderr(text: string): void {
+    const masked = maskSecrets(text, this.options.secretValues);
+    this.log?.write(masked);
+    const lines = (this.partialLine + masked).split('\n');
+    this.partialLine = lines.pop() ?? '';
+    for (const line of lines) {
+      this.stderrTail.push(line);
+      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+    }
+  }
+
+  /** The per-run log file exists from the start, even while the app has said nothing. */
+  private openLog(): void {
+    if (!this.options.logFile || this.log) return;
+    mkdirSync(dirname(this.options.logFile), { recursive: true });
+    this.log = createWriteStream(this.options.logFile, { flags: 'a' });
+  }
+
+  private async loadTools(signal?: AbortSignal): Promise<Map<string, Tool>> {
+    if (this.toolsByName) return this.toolsByName;
+    this.toolsLoading ??= this.client
+      .listTools(undefined, { signal })
+      .then((result) => {
+        this.toolsByName = new Map(result.tools.map((tool) => [tool.name, tool]));
+        return this.toolsByName;
+      })
+      .catch((error: unknown) => {
+        throw classifyCallError(error, { app: this.name, signal, sent: true });
+      })
+      .finally(() => {
+        this.toolsLoading = undefined;
+      });
+    return this.toolsLoading;
+  }
+
+  private markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const listener of this.closeListeners) listener();
+    this.closeListeners.clear();
+  }
+
+  /** Builds the error for an app that could not be started, with its last stderr lines. */
+  private async failStart(error: unknown): Promise<Error> {
+    await this.shutdown();
+    // Give the stderr pipe a moment to deliver what the child printed as it died.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const reason = error instanceof Error ? error.message : String(error);
+    const tail = this.recentStderr(10);
+    const detail = tail.length > 0 ? `\n  last stderr lines:\n${tail.map((line) => `    ${line}`).join('\n')}` : '';
+    const how = this.options.app.transport === 'stdio' ? `\`${[this.options.app.command, ...this.options.app.args].join(' ')}\`` : this.options.app.transport === 'http' ? this.options.app.url : '';
+    return new CallError('unavailable', `app \`${this.name}\` (${how}) failed to start: ${maskSecrets(reason, this.options.secretValues)}${detail}`, {
+      outcome: 'not-sent',
+      cause: error,
+    });
+  }
+
+  private async shutdown(): Promise<void> {
+    const pid = this.pid ?? (this.transport instanceof StdioClientTransport ? this.transport.pid : null);
+    const descendants = pid ? listDescendants(pid) : [];
+    try {
+      await this.client?.close();
+    } catch {
+      // Closing a broken connection may throw; the process cleanup below still runs.
+    }
+    const leftovers = descendants.filter(isAlive);
+    if (leftovers.length > 0) {
+      signalAll(leftovers, 'SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      signalAll(leftovers.filter(isAlive), 'SIGKILL');
+    }
+    if (pid) untrackChild(pid);
+    this.markClosed();
+    await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
+  }
+}

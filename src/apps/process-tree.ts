@@ -1,0 +1,62 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * Every descendant pid of `pid`, children before grandchildren, read from
+ * /proc. Servers launched through `npx` or a shell run as grandchildren, and
+ * killing only the direct child would leave them behind. Empty where /proc is
+ * not available.
+ */
+export function listDescendants(pid: number): number[] {
+  const childrenOf = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name may contain spaces and parentheses: read after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const parent = Number(fields[1]);
+      const list = childrenOf.get(parent) ?? [];
+      list.push(Number(entry));
+      childrenOf.set(parent, list);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const result: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    for (const child of childrenOf.get(next) ?? []) {
+      result.push(child);
+      queue.push(child);
+    }
+  }
+  return result;
+}
+
+/** Sends `signal` to each pid, ignoring ones that are already gone. */
+export function signalAll(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already exited.
+    }
+  }
+}
+
+/** True while a process with this pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,116 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { FailureKind, PolicyAction } from '../config/types.js';
+import type { AppInfo } from '../apps/connection.js';
+
+export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface StepErrorRecord {
+  kind: FailureKind;
+  message: string;
+  /** `unknown` when a request that may have had a side effect got no answer. */
+  outcome?: 'unknown' | 'not-sent';
+}
+
+/** One try of one call. */
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: string;
+  endedAt: string;
+  error: StepErrorRecord | null;
+}
+
+/** One call of a foreach step. */
+export interface ItemRecord {
+  index: number;
+  status: StepStatus;
+  attempts: number;
+  args: unknown;
+  outputs: unknown;
+  text: string;
+  files: string[];
+  error: StepErrorRecord | null;
+  history: AttemptRecord[];
+}
+
+export interface StepRecord {
+  id: string;
+  uses: string;
+  status: StepStatus;
+  attempts: number;
+  startedAt: string | null;
+  endedAt: string | null;
+  args: unknown;
+  outputs: unknown;
+  text: string | string[];
+  files: string[];
+  policy: PolicyAction | null;
+  error: StepErrorRecord | null;
+  /** Every attempt with its own start, end and error. */
+  history: AttemptRecord[];
+  /** foreach steps: one record per item. */
+  items?: ItemRecord[];
+}
+
+/** The run record of DESIGN.md §7, written to run.json. */
+export interface RunRecord {
+  id: string;
+  workflow: string;
+  status: RunStatus;
+  trigger: Record<string, unknown> & { type: 'manual' | 'watch' | 'schedule' };
+  inputs: Record<string, unknown>;
+  startedAt: string;
+  endedAt: string | null;
+  dir: string;
+  apps: Record<string, { protocolVersion: string | undefined; server: AppInfo['server'] }>;
+  steps: StepRecord[];
+  error?: { message: string } | null;
+}
+
+/** Writes `data` as JSON atomically: a temp file beside it, then rename. */
+export function writeJsonAtomic(file: string, data: unknown): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify(data, null, 2) + '\n');
+  renameSync(temp, file);
+}
+
+/**
+ * Keeps run.json current: always valid JSON (temp + rename), rewritten at most
+ * every `intervalMs` while the run changes, and at once by `flush()`.
+ */
+export class RunRecordWriter {
+  readonly file: string;
+  private timer: NodeJS.Timeout | undefined;
+  private dirty = false;
+
+  constructor(
+    private readonly record: RunRecord,
+    private readonly transform: (record: RunRecord) => unknown = (record) => record,
+    private readonly intervalMs = 250,
+  ) {
+    this.file = join(record.dir, 'run.json');
+  }
+
+  /** Notes a change; the file follows within `intervalMs`. */
+  changed(): void {
+    this.dirty = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.dirty) this.flush();
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Writes now. */
+  flush(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.dirty = false;
+    writeJsonAtomic(this.file, this.transform(this.record));
+  }
+}

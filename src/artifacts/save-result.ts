@@ -1,0 +1,122 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import { writeJsonAtomic } from './run-record.js';
+import { extensionFor, fileNameForUri, sanitizeFileName } from './file-names.js';
+
+export interface SavedResult {
+  /** Absolute paths of the files saved, in content order. */
+  files: string[];
+  /** The result as stored in result.json (binary payloads replaced by file references). */
+  stored: unknown;
+}
+
+/** Reads a linked resource; absent when the app has no resources capability. */
+export type ResourceReader = (uri: string) => Promise<ReadResourceResult>;
+
+/**
+ * Saves a tool result into its step folder: image, audio and blob content as
+ * files, resource links read through `resources/read` and saved, and
+ * result.json with every binary payload replaced by `{ file }`.
+ */
+export async function saveResult(stepDir: string, result: CallToolResult, readResource?: ResourceReader): Promise<SavedResult> {
+  mkdirSync(stepDir, { recursive: true });
+  const used = new Set<string>(['result.json']);
+  const files: string[] = [];
+
+  const saveBytes = (wanted: string, data: Buffer): string => {
+    const name = uniqueName(wanted, used);
+    const path = join(stepDir, name);
+    const temp = `${path}.${process.pid}.tmp`;
+    writeFileSync(temp, data);
+    renameSync(temp, path);
+    files.push(path);
+    return name;
+  };
+
+  const content = Array.isArray(result.content) ? result.content : [];
+  const storedContent: unknown[] = [];
+  for (const [index, block] of content.entries()) {
+    switch (block.type) {
+      case 'image':
+      case 'audio': {
+        const { data, ...rest } = block;
+        const file = saveBytes(`${block.type}-${index}.${extensionFor(block.mimeType)}`, Buffer.from(data, 'base64'));
+        storedContent.push({ ...rest, file, bytes: Buffer.byteLength(data, 'base64') });
+        break;
+      }
+      case 'resource': {
+        const resource = block.resource as { uri: string; mimeType?: string; blob?: string; text?: string };
+        if (typeof resource.blob === 'string') {
+          const { blob, ...rest } = resource;
+          const file = saveBytes(fileNameForUri(resource.uri, resource.mimeType, `resource-${index}`), Buffer.from(blob, 'base64'));
+          storedContent.push({ ...block, resource: { ...rest, file } });
+        } else {
+          storedContent.push(block);
+        }
+        break;
+      }
+      case 'resource_link': {
+        if (!readResource) {
+          storedContent.push(block);
+          break;
+        }
+        try {
+          const read = await readResource(block.uri);
+          const saved = read.contents.map((part, partIndex) => {
+            const entry = part as { uri: string; mimeType?: string; blob?: string; text?: string };
+            const fallback = `link-${index}${read.contents.length > 1 ? `-${partIndex}` : ''}`;
+            const mime = entry.mimeType ?? block.mimeType;
+            const bytes = typeof entry.blob === 'string' ? Buffer.from(entry.blob, 'base64') : Buffer.from(entry.text ?? '', 'utf8');
+            const wanted = fileNameForUri(entry.uri ?? block.uri, mime ?? (entry.text !== undefined ? 'text/plain' : undefined), fallback);
+            return saveBytes(wanted, bytes);
+          });
+          storedContent.push({ ...block, files: saved });
+        } catch (error) {
+          storedContent.push({ ...block, readError: error instanceof Error ? error.message : String(error) });
+        }
+        break;
+      }
+      default:
+        storedContent.push(block);
+    }
+  }
+  const stored = { ...result, content: storedContent };
+  writeJsonAtomic(join(stepDir, 'result.json'), stored);
+  return { files, stored };
+}
+
+function uniqueName(wanted: string, used: Set<string>): string {
+  const safe = sanitizeFileName(wanted, 'file');
+  let name = safe;
+  for (let n = 1; used.has(name); n++) {
+    const dot = safe.lastIndexOf('.');
+    name = dot > 0 ? `${safe.slice(0, dot)}-${n}${safe.slice(dot)}` : `${safe}-${n}`;
+  }
+  used.add(name);
+  return name;
+}
+
+/** The `text` of a result: all text blocks joined with newlines. */
+export function textOf(result: CallToolResult): string {
+  const content = Array.isArray(result.content) ? result.content : [];
+  return content
+    .filter((block): block is { type: 'text'; text: string } => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+/** The `outputs` of a result: structuredContent, else the JSON of a single text block, else null. */
+export function outputsOf(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
+  const content = Array.isArray(result.content) ? result.content : [];
+  const texts = content.filter((block) => block.type === 'text') as { text: string }[];
+  if (texts.length === 1) {
+    try {
+      return JSON.parse(texts[0]!.text);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,78 @@
+import { CallAbortReason } from '../../apps/call-error.js';
+import { killAllTracked } from '../../apps/child-reaper.js';
+import { AppRegistry } from '../../apps/registry.js';
+import { ExitCode } from '../../errors.js';
+import { createProgressReporter } from '../../report/progress.js';
+import { formatPlan } from '../../report/plan.js';
+import { loadRun, runOnce } from '../../runner.js';
+import type { PolicyOverrides } from '../../scheduler/events.js';
+import { planRun } from '../../scheduler/plan.js';
+import { maskSecretsDeep } from '../../secrets.js';
+import { createTerminalApprover } from '../approver.js';
+import type { CliIO, GlobalOptions } from '../io.js';
+
+export interface RunCommandOptions extends GlobalOptions {
+  input: string[];
+  inputs?: string;
+  json?: boolean;
+  yes?: boolean;
+  allow: string[];
+  dryRun?: boolean;
+}
+
+/** `runner run WORKFLOW`: returns the exit code. */
+export async function runCommand(workflowPath: string, options: RunCommandOptions, io: CliIO): Promise<number> {
+  const interactive = io.stderrIsTTY && Boolean(io.stdin.isTTY);
+  const base = { cwd: io.cwd, env: io.env, configPath: options.config, workflowPath, inputPairs: options.input, inputsFile: options.inputs };
+  const policy: PolicyOverrides = { yes: Boolean(options.yes), allow: options.allow };
+
+  if (options.dryRun) {
+    const { config, workflow } = await loadRun(base);
+    if (interactive) policy.approver = async () => false; // only marks asks as "will prompt"
+    const apps = new AppRegistry({ config, verdictFile: undefined });
+    try {
+      const plan = await planRun(workflow, config, apps, policy);
+      if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(plan, config.secretValues), null, 2) + '\n');
+      else io.stdout(formatPlan(plan));
+      return plan.steps.some((step) => step.problems.length > 0) ? ExitCode.stepFailed : ExitCode.succeeded;
+    } finally {
+      await apps.closeAll();
+    }
+  }
+
+  // First Ctrl-C (or SIGTERM) cancels in-flight calls and closes apps; a second one exits at once.
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts > 1) {
+      killAllTracked();
+      process.exit(ExitCode.interrupted);
+    }
+    io.stderr(`\n${signal}: cancelling the run (again to exit at once)\n`);
+    controller.abort(new CallAbortReason('cancelled', `interrupted by ${signal}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    let reporter: ReturnType<typeof createProgressReporter> | undefined;
+    let secretValues: readonly string[] = [];
+    const record = await runOnce({
+      ...base,
+      policy,
+      signal: controller.signal,
+      onLoaded: ({ config }) => {
+        reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues });
+        if (interactive) policy.approver = createTerminalApprover(io, config.secretValues);
+        secretValues = config.secretValues;
+      },
+      onEvent: (event) => reporter?.(event),
+    });
+    if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(record, secretValues), null, 2) + '\n');
+    if (record.status === 'cancelled') return ExitCode.interrupted;
+    return record.status === 'succeeded' ? ExitCode.succeeded : ExitCode.stepFailed;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

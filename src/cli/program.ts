@@ -1,0 +1,64 @@
+import { Command, CommanderError, Option } from 'commander';
+import { ExitCode } from '../errors.js';
+import { runCommand } from './commands/run.js';
+import { toolsCommand } from './commands/tools.js';
+import { validateCommand } from './commands/validate.js';
+import type { CliIO, GlobalOptions } from './io.js';
+import { reportError } from './report-error.js';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  let exitCode: number = ExitCode.succeeded;
+  const program = new Command('runner')
+    .description('Run declarative YAML workflows across MCP apps')
+    .version('0.1.0')
+    .option('-c, --config <path>', 'runner.config.yaml to use (default: nearest one up from the current folder)')
+    .option('--debug', 'print stack traces')
+    .showHelpAfterError('(run `runner --help` for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+
+  const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  const handle = (action: (...args: any[]) => Promise<number>) => async (...args: unknown[]) => {
+    exitCode = await action(...args);
+  };
+
+  program
+    .command('run')
+    .description('run a workflow once; progress on stderr')
+    .argument('<workflow>', 'workflow file')
+    .option('-i, --input <key=value>', 'an input value (repeatable)', collect, [])
+    .option('--inputs <file.json>', 'input values from a JSON file (-i wins over it)')
+    .option('--json', 'print the run record as JSON on stdout')
+    .option('--yes', 'allow every call the policy would ask about')
+    .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
+    .option('--dry-run', 'connect, validate and print the plan without calling any tool')
+    .action(handle((workflow: string, options) => runCommand(workflow, { ...globals(), ...options }, io)));
+
+  program
+    .command('validate')
+    .description('check workflow files; --online also checks tools and arguments against the live apps')
+    .argument('<workflow...>', 'workflow files')
+    .option('--online', 'connect to the apps and check tool names and arguments')
+    .action(handle((files: string[], options) => validateCommand(files, { ...globals(), ...options }, io)));
+
+  program
+    .command('tools')
+    .description('list every tool with its annotations and the policy decision that applies')
+    .argument('[app]', 'only this app')
+    .addOption(new Option('--json', 'print JSON'))
+    .action(handle((app: string | undefined, options) => toolsCommand(app, { ...globals(), ...options }, io)));
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return ExitCode.succeeded;
+      return ExitCode.invalid;
+    }
+    return reportError(error, { stderr: io.stderr, debug: Boolean(program.opts<GlobalOptions>().debug) });
+  }
+}

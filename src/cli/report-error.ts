@@ -1,0 +1,27 @@
+import { CallError } from '../apps/call-error.js';
+import { exitCodeFor, formatDiagnostic, RunnerError } from '../errors.js';
+import { maskSecrets } from '../secrets.js';
+
+/** Prints an error the way every command does, and returns the exit code for it. */
+export function reportError(error: unknown, options: { stderr: (text: string) => void; debug?: boolean; secretValues?: readonly string[] }): number {
+  const mask = (text: string) => maskSecrets(text, options.secretValues ?? []);
+  if (error instanceof RunnerError) {
+    if (error.diagnostics.length > 0) {
+      const count = error.diagnostics.length;
+      options.stderr(mask(`error: ${count === 1 ? 'one problem' : `${count} problems`} found; nothing was run\n`));
+      for (const diagnostic of error.diagnostics) options.stderr(mask(formatDiagnostic(diagnostic)) + '\n');
+    } else {
+      const where = error.location ? `${error.location.file}:${error.location.line}:${error.location.col}: ` : '';
+      options.stderr(mask(`error: ${where}${error.message}\n`));
+      if (error.hint) options.stderr(mask(`  hint: ${error.hint}\n`));
+    }
+  } else if (error instanceof CallError) {
+    options.stderr(mask(`error: [${error.kind}] ${error.message}\n`));
+  } else {
+    const message = error instanceof Error ? error.message : String(error);
+    options.stderr(mask(`error: ${message}\n`));
+    if (!options.debug) options.stderr('  (run with --debug for details)\n');
+  }
+  if (options.debug && error instanceof Error && error.stack) options.stderr(mask(error.stack) + '\n');
+  return exitCodeFor(error);
+}

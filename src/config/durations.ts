@@ -1,0 +1,47 @@
+import type { Rate } from './types.js';
+
+// Durations and rates are parsed once, during normalization; everything after
+// that works with milliseconds. The patterns are shared with the JSON schemas,
+// so the editor, the validator and the parser accept exactly the same text.
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+const RATE_INTERVAL_MS: Record<string, number> = { s: 1_000, min: 60_000, h: 3_600_000 };
+
+/** One or more `<number><unit>` parts: `500ms`, `30s`, `1.5m`, `2h`, `1h30m`. */
+export const DURATION_PATTERN = '^(\\d+(\\.\\d+)?(ms|s|m|h))+$';
+
+/** `<count>/<unit>` with unit s, min or h: `15/min`, `2/s`, `100/h`. */
+export const RATE_PATTERN = '^[1-9]\\d*/(s|min|h)$';
+
+/** What a duration looks like, for messages and the editor schema. */
+export const DURATION_EXPECTED = 'a duration like 500ms, 30s or 10m';
+
+/** What a rate looks like, for messages and the editor schema. */
+export const RATE_EXPECTED = 'a rate like 15/min, 2/s or 100/h';
+
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+const DURATION_WHOLE = new RegExp(DURATION_PATTERN);
+const RATE_WHOLE = /^([1-9]\d*)\/(s|min|h)$/;
+
+/**
+ * Parses a duration into whole milliseconds; undefined when the text is not
+ * one. A bare number is not a duration: `30` could mean 30 ms or 30 s, so a
+ * unit is required.
+ */
+export function parseDuration(text: string): number | undefined {
+  if (!DURATION_WHOLE.test(text)) return undefined;
+  let totalMs = 0;
+  for (const [, amount, unit] of text.matchAll(DURATION_PART)) {
+    totalMs += Number(amount) * UNIT_MS[unit!]!;
+  }
+  return Number.isFinite(totalMs) ? Math.round(totalMs) : undefined;
+}
+
+/** Parses a rate limit (`15/min`) into a Rate; undefined when the text is not one. */
+export function parseRate(text: string): Rate | undefined {
+  const match = RATE_WHOLE.exec(text);
+  if (!match) return undefined;
+  const count = Number(match[1]);
+  if (!Number.isSafeInteger(count)) return undefined;
+  return { count, intervalMs: RATE_INTERVAL_MS[match[2]!]! };
+}

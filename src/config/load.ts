@@ -1,0 +1,122 @@
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
+import { readMcpServersFile } from './import-mcp-json.js';
+import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.js';
+import { configSchema, type RawConfig } from './schema.js';
+import type { RunnerConfig } from './types.js';
+import { diagnoseSchemaErrors, locatePath, parseYamlSource, validateAgainst, type YamlSource } from './yaml-source.js';
+
+/** The config file name looked for in the working folder and its parents. */
+export const CONFIG_FILE_NAME = 'runner.config.yaml';
+
+export interface LoadConfigOptions {
+  /** `--config PATH`, relative to `cwd`. */
+  configPath?: string;
+  cwd: string;
+  /** Environment ${VAR} expands from and secret values come from. */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Finds the config file: `configPath` when given (it must exist), else
+ * runner.config.yaml in `cwd` or the nearest parent folder; null when none.
+ */
+export async function findConfigFile(options: { configPath?: string; cwd: string }): Promise<string | null> {
+  if (options.configPath !== undefined) {
+    const file = resolve(options.cwd, options.configPath);
+    if (!(await isFile(file))) {
+      throw new RunnerError('not-found', `config file \`${options.configPath}\` does not exist`, {
+        hint: `looked for ${file}`,
+      });
+    }
+    return file;
+  }
+  for (let dir = resolve(options.cwd); ; dir = dirname(dir)) {
+    const file = join(dir, CONFIG_FILE_NAME);
+    if (await isFile(file)) return file;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/**
+ * Loads runner.config.yaml (see findConfigFile) and normalizes it; with no
+ * config file, the defaults with `cwd` as the config folder. Every problem is
+ * collected, then thrown as one RunnerError with code `config`.
+ */
+export async function loadConfig(options: LoadConfigOptions): Promise<RunnerConfig> {
+  const file = await findConfigFile(options);
+  if (file === null) {
+    return normalizeConfig({ raw: {}, file: null, dir: resolve(options.cwd), apps: [], env: options.env }, []);
+  }
+  const dir = dirname(file);
+  const shownAs = showPath(file, options.cwd);
+  const text = await readFile(file, 'utf8');
+  const diagnostics: Diagnostic[] = [];
+  const { source, data } = parseYamlSource(text, shownAs, diagnostics);
+  throwOnDiagnostics('config', diagnostics);
+
+  // An empty file is an empty config.
+  const raw = data ?? {};
+  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(configSchema, raw), source, raw, CONFIG_NAMES));
+  throwOnDiagnostics('config', sortByLocation(diagnostics));
+
+  const config = raw as RawConfig;
+  const ownApps = Object.entries(config.apps ?? {}).map(
+    ([name, app]): AppDeclaration => ({ name, raw: app, source, path: ['apps', name], names: CONFIG_NAMES }),
+  );
+  const imported = await readImports(config.import ?? [], { source, dir, cwd: options.cwd, skip: new Set(Object.keys(config.apps ?? {})) }, diagnostics);
+  const normalized = normalizeConfig({ raw: config, file, dir, apps: [...imported, ...ownApps], env: options.env }, diagnostics);
+  throwOnDiagnostics('config', sortByLocation(diagnostics));
+  return normalized;
+}
+
+/** Reads each `import` file in order; a later file wins over an earlier one on a name clash. */
+async function readImports(
+  files: string[],
+  context: { source: YamlSource; dir: string; cwd: string; skip: ReadonlySet<string> },
+  diagnostics: Diagnostic[],
+): Promise<AppDeclaration[]> {
+  const byName = new Map<string, AppDeclaration>();
+  for (const [index, entry] of files.entries()) {
+    const file = resolve(context.dir, entry);
+    try {
+      for (const app of await readMcpServersFile(file, showPath(file, context.cwd), context.skip, diagnostics)) {
+        byName.delete(app.name);
+        byName.set(app.name, app);
+      }
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      diagnostics.push({
+        location: locatePath(context.source, ['import', index]),
+        message: `cannot read import \`${entry}\`: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+        hint: `paths in \`import\` are relative to the config folder (${context.dir})`,
+      });
+    }
+  }
+  return [...byName.values()];
+}
+
+/** A path as messages show it: relative to the working folder when inside it. */
+export function showPath(file: string, cwd: string): string {
+  const path = relative(cwd, file);
+  return path === '' || path.startsWith('..') || isAbsolute(path) ? file : path;
+}
+
+/** Diagnostics in file order (unlocated ones first), so output reads top to bottom. */
+export function sortByLocation(diagnostics: Diagnostic[]): Diagnostic[] {
+  return diagnostics.sort(
+    (a, b) =>
+      (a.location?.file ?? '').localeCompare(b.location?.file ?? '') ||
+      (a.location?.line ?? 0) - (b.location?.line ?? 0) ||
+      (a.location?.col ?? 0) - (b.location?.col ?? 0),
+  );
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,197 @@
+import { resolve } from 'node:path';
+import type { Diagnostic } from '../errors.js';
+import { parseDuration, parseRate } from './durations.js';
+import type { RawApp, RawConfig, RawRetry } from './schema.js';
+import type { AppConfig, FailureKind, PolicyConfig, RetryOverrides, RetryPolicy, RunnerConfig } from './types.js';
+import { describePath, locateInString, locatePath, type PathNames, type YamlPath, type YamlSource } from './yaml-source.js';
+
+/** Max tool calls in flight in the whole process when the config does not say. */
+export const DEFAULT_CONCURRENCY = 8;
+
+/** The retry policy when the config does not say: one attempt, no retries. */
+export const DEFAULT_RETRY: RetryPolicy = {
+  attempts: 1,
+  delayMs: 1_000,
+  backoff: 2,
+  maxDelayMs: 30_000,
+  on: ['transport', 'timeout', 'protocol'],
+  unsafe: false,
+};
+
+/** The policy when the config does not say: ask before destructive calls, allow the rest. */
+export const DEFAULT_POLICY: PolicyConfig = { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [] };
+
+/** An app as declared in runner.config.yaml or an imported mcpServers file, shape already validated. */
+export interface AppDeclaration {
+  name: string;
+  raw: RawApp;
+  source: YamlSource;
+  /** Where the app is in its source: ['apps', name] or ['mcpServers', name]. */
+  path: YamlPath;
+  names: PathNames;
+}
+
+/** Names things in runner.config.yaml for messages. */
+export const CONFIG_NAMES: PathNames = {
+  root: 'the config',
+  owner: (path) => (path[0] === 'apps' && path.length >= 2 ? { label: `app \`${String(path[1])}\``, length: 2 } : undefined),
+};
+
+export interface NormalizeConfigInput {
+  raw: RawConfig;
+  /** Absolute config file, or null for defaults. */
+  file: string | null;
+  /** Folder relative paths resolve against. */
+  dir: string;
+  /** Apps from runner.config.yaml and imports; later ones win on a name clash. */
+  apps: AppDeclaration[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** Applies defaults, resolves paths, expands ${VAR} and parses durations and rates. */
+export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagnostic[]): RunnerConfig {
+  const { raw, dir, env } = input;
+  const artifacts = resolve(dir, raw.artifacts ?? 'artifacts');
+  const apps: Record<string, AppConfig> = {};
+  for (const declaration of input.apps) {
+    const app = normalizeApp(declaration, { dir, artifacts, env }, diagnostics);
+    if (app) apps[declaration.name] = app;
+  }
+  const secrets = raw.secrets ?? [];
+  return {
+    file: input.file,
+    dir,
+    artifacts,
+    concurrency: raw.concurrency ?? DEFAULT_CONCURRENCY,
+    apps,
+    retry: { ...DEFAULT_RETRY, ...normalizeRetry(raw.retry) },
+    policy: normalizePolicy(raw.policy),
+    secrets,
+    secretValues: collectSecretValues(secrets, env, apps),
+  };
+}
+
+/** A retry policy as written (`3` or a mapping) → the keys it sets, durations in ms. */
+export function normalizeRetry(raw: RawRetry | undefined): RetryOverrides {
+  if (raw === undefined) return {};
+  if (typeof raw === 'number') return { attempts: raw };
+  const overrides: RetryOverrides = {};
+  if (raw.attempts !== undefined) overrides.attempts = raw.attempts;
+  if (raw.delay !== undefined) overrides.delayMs = parseDuration(raw.delay);
+  if (raw.backoff !== undefined) overrides.backoff = raw.backoff;
+  if (raw['max-delay'] !== undefined) overrides.maxDelayMs = parseDuration(raw['max-delay']);
+  if (Array.isArray(raw.on)) overrides.on = [...new Set<FailureKind>(raw.on)];
+  if (raw.unsafe !== undefined) overrides.unsafe = raw.unsafe;
+  return overrides;
+}
+
+function normalizePolicy(raw: RawConfig['policy']): PolicyConfig {
+  return {
+    readOnly: raw?.['read-only'] ?? DEFAULT_POLICY.readOnly,
+    destructive: raw?.destructive ?? DEFAULT_POLICY.destructive,
+    other: raw?.other ?? DEFAULT_POLICY.other,
+    openWorld: raw?.['open-world'] ?? DEFAULT_POLICY.openWorld,
+    rules: (raw?.rules ?? []).map((rule) => ({ match: rule.match!, action: rule.action! })),
+  };
+}
+
+const STDIO_ONLY_KEYS = ['args', 'env', 'cwd'] as const;
+
+function normalizeApp(
+  declaration: AppDeclaration,
+  context: { dir: string; artifacts: string; env: NodeJS.ProcessEnv },
+  diagnostics: Diagnostic[],
+): AppConfig | undefined {
+  const { name, raw, source, path, names } = declaration;
+  const where = (sub: YamlPath) => describePath([...path, ...sub], undefined, names);
+  const expand = (text: string, sub: YamlPath) =>
+    expandVariables(text, context.env, (variable, offset) =>
+      diagnostics.push({
+        location: locateInString(source, [...path, ...sub], offset),
+        message: `environment variable \`${variable}\` is not set (used in ${where(sub)})`,
+        hint: `set ${variable} in the environment, or give a default: \${${variable}:-value}`,
+      }),
+    );
+  const expandMap = (map: Record<string, string> | undefined, key: string) =>
+    Object.fromEntries(Object.entries(map ?? {}).map(([k, v]) => [k, expand(v, [key, k])]));
+
+  const base = {
+    name,
+    roots: raw.roots === false ? (false as const) : (raw.roots ?? [context.artifacts]).map((root) => resolve(context.dir, root)),
+    location: locatePath(source, path, 'key'),
+    ...(raw.concurrency !== undefined && { concurrency: raw.concurrency }),
+    ...(raw.rate !== undefined && { rate: parseRate(raw.rate) }),
+    ...(raw.timeout !== undefined && { timeoutMs: parseDuration(raw.timeout) }),
+  };
+  if (raw.command !== undefined) {
+    if (raw.headers !== undefined) reportMisplacedKey('headers', 'url', declaration, diagnostics);
+    return {
+      ...base,
+      transport: 'stdio',
+      command: raw.command,
+      args: (raw.args ?? []).map((arg, i) => expand(arg, ['args', i])),
+      env: expandMap(raw.env, 'env'),
+      cwd: resolve(context.dir, raw.cwd ?? '.'),
+    };
+  }
+  for (const key of STDIO_ONLY_KEYS) if (raw[key] !== undefined) reportMisplacedKey(key, 'command', declaration, diagnostics);
+  const url = expand(raw.url!, ['url']);
+  if (!isHttpUrl(url)) {
+    diagnostics.push({
+      location: locatePath(source, [...path, 'url']),
+      message: `${where(['url'])}: expected an http:// or https:// URL, got \`${url}\``,
+    });
+  }
+  return { ...base, transport: 'http', url, headers: expandMap(raw.headers, 'headers') };
+}
+
+function reportMisplacedKey(key: string, belongsWith: 'url' | 'command', declaration: AppDeclaration, diagnostics: Diagnostic[]): void {
+  const kind = belongsWith === 'url' ? 'Streamable HTTP apps (with `url`)' : 'stdio apps (with `command`)';
+  diagnostics.push({
+    location: locatePath(declaration.source, [...declaration.path, key], 'key'),
+    message: `\`${key}\` applies only to ${kind}, and app \`${declaration.name}\` is not one`,
+  });
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const { protocol } = new URL(text);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * Expands `${NAME}` and `${NAME:-default}` from `env`; `$NAME` without braces
+ * stays as written. An unset NAME without a default is reported through
+ * `onMissing` (with its offset in `text`) and expands to the empty string.
+ */
+export function expandVariables(text: string, env: NodeJS.ProcessEnv, onMissing: (name: string, offset: number) => void): string {
+  if (!text.includes('${')) return text;
+  return text.replace(VARIABLE, (_match, name: string, fallback: string | undefined, offset: number) => {
+    const value = env[name];
+    if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
+    if (value === undefined) onMissing(name, offset);
+    return value ?? '';
+  });
+}
+
+/**
+ * The values to mask: each secret name's value in the environment, and the
+ * value of an app's `env` entry of that name (which may be written literally
+ * in the config), longest first so a longer secret is masked before a part of it.
+ */
+function collectSecretValues(secrets: string[], env: NodeJS.ProcessEnv, apps: Record<string, AppConfig>): string[] {
+  const values = new Set<string>();
+  for (const name of secrets) {
+    const value = env[name];
+    if (value) values.add(value);
+    for (const app of Object.values(apps)) {
+      if (app.transport === 'stdio' && app.env[name]) values.add(app.env[name]);
+    }
+  }
+  return [...values].sort((a, b) => b.length - a.length);
+}

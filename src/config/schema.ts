@@ -1,0 +1,193 @@
+import { DURATION_EXPECTED, DURATION_PATTERN, RATE_EXPECTED, RATE_PATTERN } from './durations.js';
+
+// The JSON Schema of runner.config.yaml: the one source of truth for its shape.
+// The validator compiles it, the raw types below derive from it, and
+// `npm run schemas` writes it to schemas/config.schema.json for editors.
+// Conventions: draft-07; `additionalProperties: false` on every fixed-key
+// object; no `$ref` (errors inside a `oneOf` branch must carry a schemaPath
+// under that branch); `errorMessage` says what a value must look like (VS Code
+// shows it too) and is what diagnostics print after "expected".
+
+/** The JSON Schema dialect of both schemas. */
+export const SCHEMA_DIALECT = 'http://json-schema.org/draft-07/schema#';
+
+/** The TypeScript type of data that validates against a literal (`as const`) schema. */
+export type FromSchema<S> = S extends true
+  ? unknown
+  : S extends { readonly type: 'object' }
+    ? ObjectFromSchema<S>
+    : S extends { readonly type: 'array'; readonly items: infer I }
+      ? FromSchema<I>[]
+      : S extends { readonly const: infer C }
+        ? C
+        : S extends { readonly enum: readonly (infer E)[] }
+          ? E
+          : S extends { readonly type: infer T }
+            ? PrimitiveFromType<T>
+            : S extends { readonly oneOf: readonly (infer B)[] }
+              ? FromSchema<B>
+              : unknown;
+
+type PrimitiveFromType<T> = T extends readonly (infer U)[]
+  ? PrimitiveFromType<U>
+  : T extends 'string'
+    ? string
+    : T extends 'integer' | 'number'
+      ? number
+      : T extends 'boolean'
+        ? boolean
+        : T extends 'null'
+          ? null
+          : unknown;
+
+type ObjectFromSchema<S> = (S extends { readonly properties: infer P }
+  ? { -readonly [K in keyof P]?: FromSchema<P[K]> }
+  : unknown) &
+  (S extends { readonly additionalProperties: infer A }
+    ? A extends false
+      ? unknown
+      : Record<string, FromSchema<A>>
+    : unknown);
+
+/** A duration value (`500ms`, `30s`, `10m`, `2h`, `1h30m`). */
+export function durationSchema<D extends string>(description: D) {
+  return { type: 'string', pattern: DURATION_PATTERN, errorMessage: DURATION_EXPECTED, description } as const;
+}
+
+/** A positive integer limit. */
+export function countSchema<D extends string>(description: D) {
+  return { type: 'integer', minimum: 1, description } as const;
+}
+
+/** A retry policy, or just a number of attempts (`retry: 3` = `retry: { attempts: 3 }`). */
+export function retrySchema<D extends string>(description: D) {
+  return {
+    description,
+    errorMessage: 'a number of attempts, or a mapping like { attempts: 3, delay: 1s }',
+    oneOf: [
+      countSchema('Total attempts including the first; shorthand for `{ attempts: N }`.'),
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          attempts: countSchema('Total attempts including the first. Default: 1.'),
+          delay: durationSchema('Delay before the second attempt; later delays grow by `backoff`. Default: 1s.'),
+          backoff: { type: 'number', minimum: 1, description: 'Multiplier applied to the delay after each attempt. Default: 2.' },
+          'max-delay': durationSchema('Upper bound for one delay. Default: 30s.'),
+          on: {
+            type: 'array',
+            description: 'Failure kinds that may be retried. Default: [transport, timeout, protocol].',
+            items: { type: 'string', enum: ['transport', 'timeout', 'protocol', 'tool'] },
+          },
+          unsafe: {
+            type: 'boolean',
+            description: 'Retry even a call that is neither read-only nor idempotent and may have reached the server. Default: false.',
+          },
+        },
+      },
+    ],
+  } as const;
+}
+
+const policyActionSchema = <D extends string>(description: D) =>
+  ({ type: 'string', enum: ['allow', 'ask', 'deny'], description }) as const;
+
+const stringMapSchema = <D extends string>(description: D) =>
+  ({ type: 'object', description, additionalProperties: { type: 'string' } }) as const;
+
+const appSchema = {
+  type: 'object',
+  description: 'An MCP app: a stdio app (`command`) or a Streamable HTTP app (`url`).',
+  errorMessage: 'exactly one of `command` (a stdio app) or `url` (a Streamable HTTP app)',
+  additionalProperties: false,
+  oneOf: [{ required: ['command'] }, { required: ['url'] }],
+  properties: {
+    command: { type: 'string', minLength: 1, description: 'Program that starts a stdio app, found on PATH or relative to `cwd`.' },
+    args: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Arguments for `command`, passed as written after ${VAR} expansion (not resolved as paths; they are relative to `cwd`).',
+    },
+    env: stringMapSchema('Environment added to the app process; ${VAR} expands from the runner\'s environment.'),
+    cwd: { type: 'string', description: 'Working folder of the app process, relative to the config folder. Default: the config folder.' },
+    url: { type: 'string', minLength: 1, description: 'Streamable HTTP endpoint of the app; ${VAR} expands.' },
+    headers: stringMapSchema('HTTP headers sent with every request; ${VAR} expands.'),
+    concurrency: countSchema('Max calls in flight to this app.'),
+    rate: { type: 'string', pattern: RATE_PATTERN, errorMessage: RATE_EXPECTED, description: 'Rate limit (N/s, N/min, N/h); calls are delayed, never dropped.' },
+    timeout: durationSchema('Default per-call timeout for this app.'),
+    roots: {
+      description: 'Folders sent to the app as roots, relative to the config folder; `false` declares no roots capability. Default: [artifacts folder].',
+      errorMessage: 'a list of folders, or false for no roots',
+      oneOf: [
+        { type: 'array', items: { type: 'string' } },
+        { type: 'boolean', const: false },
+      ],
+    },
+  },
+} as const;
+
+/** The schema of runner.config.yaml. */
+export const configSchema = {
+  $schema: SCHEMA_DIALECT,
+  title: 'runner.config.yaml',
+  description: 'Apps, limits, retry defaults and permission policy for runner.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    artifacts: { type: 'string', minLength: 1, description: 'Shared artifacts folder, relative to the config folder. Default: artifacts.' },
+    concurrency: countSchema('Max tool calls in flight in the whole process. Default: 8.'),
+    apps: {
+      type: 'object',
+      description: 'MCP apps by name.',
+      propertyNames: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', errorMessage: 'an app name of letters, digits, `_` and `-`' },
+      additionalProperties: appSchema,
+    },
+    import: {
+      type: 'array',
+      description: 'JSON files in the common `mcpServers` format (.mcp.json, claude_desktop_config.json) to read more apps from; apps in this file win.',
+      items: { type: 'string', minLength: 1 },
+    },
+    retry: retrySchema('Default retry policy for every step.'),
+    policy: {
+      type: 'object',
+      description: 'What to do with a call, by the tool\'s annotations; `rules` win over annotations.',
+      additionalProperties: false,
+      properties: {
+        'read-only': policyActionSchema('Tools with readOnlyHint: true. Default: allow.'),
+        destructive: policyActionSchema('Tools that may be destructive (the MCP default). Default: ask.'),
+        other: policyActionSchema('Tools that are not read-only and have destructiveHint: false. Default: allow.'),
+        'open-world': policyActionSchema('Extra gate for tools with openWorldHint: true (the MCP default). Default: allow.'),
+        rules: {
+          type: 'array',
+          description: 'First match wins; `match` is a glob on `app.tool`.',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['match', 'action'],
+            properties: {
+              match: { type: 'string', minLength: 1, description: 'Glob on `app.tool`: `*` matches any run of characters, `?` one.' },
+              action: policyActionSchema('What to do with a matching call.'),
+            },
+          },
+        },
+      },
+    },
+    secrets: {
+      type: 'array',
+      description: 'Names of environment variables whose values are masked as *** everywhere.',
+      items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', errorMessage: 'an environment variable name' },
+    },
+  },
+} as const;
+
+/** runner.config.yaml as written, after validation. */
+export type RawConfig = FromSchema<typeof configSchema>;
+/** One app as written. */
+export type RawApp = FromSchema<typeof appSchema>;
+/** A retry policy as written (number of attempts or mapping). */
+export type RawRetry = FromSchema<ReturnType<typeof retrySchema>>;
+
+/** The text of a generated `schemas/*.schema.json` file. */
+export function renderSchemaFile(schema: object): string {
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}

@@ -1,0 +1,257 @@
+import { join } from 'node:path';
+import type PQueue from 'p-queue';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { AppRegistry } from '../apps/registry.js';
+import { CallAbortReason, CallError, classifyCallError } from '../apps/call-error.js';
+import type { AttemptRecord, ItemRecord, StepErrorRecord, StepRecord } from '../artifacts/run-record.js';
+import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
+import type { Clock } from '../clock.js';
+import type { RetryPolicy, RunnerConfig } from '../config/types.js';
+import { evaluateTemplate, ExpressionError, type ExpressionContext } from '../workflow/expressions.js';
+import type { Step } from '../workflow/types.js';
+import type { CallEvent, PolicyOverrides } from './events.js';
+import type { Limits } from './limits.js';
+import { decidePolicy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
+import { computeBackoffMs, isRetryableKind, isRetrySafe } from './retry.js';
+import { checkToolArguments } from './validate-args.js';
+
+/** The fields a step record and a foreach item record share: what one call fills in. */
+export type CallRecord = Pick<StepRecord & ItemRecord, 'status' | 'attempts' | 'args' | 'outputs' | 'files' | 'error' | 'history'> & {
+  text: string | string[];
+};
+
+/** Everything one call needs from its run. */
+export interface CallEnvironment {
+  config: RunnerConfig;
+  apps: AppRegistry;
+  limits: Limits;
+  workflowQueue: PQueue;
+  clock: Clock;
+  policy: PolicyOverrides;
+  retry: RetryPolicy;
+  /** Aborted with a CallAbortReason when the run is cancelled or times out. */
+  signal: AbortSignal;
+  /** Default per-call timeout when the step sets none. */
+  defaultTimeoutMs: number;
+  emit: (event: CallEvent) => void;
+  changed: () => void;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * Runs one call of a step (the step itself, or one foreach item): resolves the
+ * app and tool, evaluates and validates the arguments, applies the policy,
+ * then calls with timeouts and safe retries, and saves the result into
+ * `callDir`. Never throws: the outcome is written into `target`.
+ */
+export async function runCall(
+  step: Step,
+  stepRecord: StepRecord,
+  target: CallRecord,
+  ctx: ExpressionContext,
+  callDir: string,
+  env: CallEnvironment,
+  item?: number,
+): Promise<void> {
+  const { clock } = env;
+  target.status = 'running';
+  env.emit({ type: 'step', stepId: step.id, status: 'running', item });
+  env.changed();
+  try {
+    const connection = await env.apps.get(step.app, env.signal);
+    const tool = await connection.getTool(step.tool, env.signal);
+    if (!tool) {
+      const names = (await connection.listTools(env.signal)).map((t) => t.name);
+      throw new CallError('unavailable', `app \`${step.app}\` has no tool \`${step.tool}\` (tools: ${names.join(', ') || 'none'})`);
+    }
+    const hints = readToolHints(tool);
+
+    let args: unknown;
+    try {
+      args = evaluateTemplate(step.with, ctx);
+    } catch (error) {
+      if (error instanceof ExpressionError) throw new CallError('input', `in \`with\`: ${error.message}`);
+      throw error;
+    }
+    target.args = args;
+    const problems = checkToolArguments(tool, args);
+    if (problems.length > 0) {
+      throw new CallError('input', `arguments do not match the inputSchema of ${step.uses}: ${problems.join('; ')}`);
+    }
+
+    const allowed = await applyPolicy(step, stepRecord, hints, args, env, item);
+    if (!allowed) return finish(target, 'denied', { kind: 'policy', message: deniedMessage(stepRecord), outcome: 'not-sent' }, env, step, item);
+
+    const timeoutMs = step.timeoutMs ?? env.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      const startedAt = new Date(clock.now()).toISOString();
+      target.attempts = attempt;
+      try {
+        const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env);
+        const saved = await saveResult(callDir, result, readerFor(connection, env.signal));
+        target.outputs = outputsOf(result);
+        target.text = textOf(result);
+        target.files = saved.files;
+        if (result.isError) {
+          throw new CallError('tool', `${step.uses} reported an error: ${firstLine(textOf(result)) || 'no message'}`);
+        }
+        target.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
+        return finish(target, 'succeeded', null, env, step, item);
+      } catch (caught) {
+        const error = classifyCallError(caught, { app: step.app, signal: env.signal, sent: true });
+        const record = toErrorRecord(error);
+        target.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: record });
+        const safe = isRetrySafe(hints, error.outcome, env.retry.unsafe);
+        if (attempt < env.retry.attempts && isRetryableKind(error.kind, env.retry) && safe && !env.signal.aborted) {
+          const delayMs = computeBackoffMs(attempt, env.retry);
+          env.emit({ type: 'retry', stepId: step.id, item, attempt, delayMs, error: record });
+          env.changed();
+          await clock.sleep(delayMs, env.signal);
+          continue;
+        }
+        if (!safe && error.outcome === 'unknown') record.outcome = 'unknown';
+        throw Object.assign(error, { record });
+      }
+    }
+  } catch (caught) {
+    const error = caught instanceof CallError ? caught : classifyCallError(caught, { app: step.app, signal: env.signal, sent: false });
+    const record = (error as CallError & { record?: StepErrorRecord }).record ?? toErrorRecord(error);
+    return finish(target, error.kind === 'cancelled' ? 'cancelled' : 'failed', record, env, step, item);
+  }
+}
+
+/** One attempt: takes a slot in every limit, then calls with hard and idle timeouts. */
+async function callOnce(step: Step, args: Record<string, unknown>, timeoutMs: number, env: CallEnvironment): Promise<CallToolResult> {
+  let dispatched = false;
+  try {
+    return await env.limits.run(
+      env.workflowQueue,
+      step.app,
+      async () => {
+        dispatched = true;
+        const connection = await env.apps.get(step.app, env.signal);
+        const controller = new AbortController();
+        const abortWith = (reason: unknown) => controller.abort(reason);
+        const onRunAbort = () => abortWith(env.signal.reason);
+        if (env.signal.aborted) onRunAbort();
+        env.signal.addEventListener('abort', onRunAbort, { once: true });
+        const hard = env.clock.timeout(timeoutMs);
+        const onHard = () => abortWith(new CallAbortReason('timeout', `${step.uses} did not finish within ${formatMs(timeoutMs)} (timeout)`));
+        hard.signal.addEventListener('abort', onHard, { once: true });
+        let idle: { signal: AbortSignal; clear(): void } | undefined;
+        const onIdle = () => abortWith(new CallAbortReason('timeout', `${step.uses} reported no progress for ${formatMs(step.idleTimeoutMs!)} (idle-timeout)`));
+        const armIdle = () => {
+          if (!step.idleTimeoutMs) return;
+          idle?.signal.removeEventListener('abort', onIdle);
+          idle?.clear();
+          idle = env.clock.timeout(step.idleTimeoutMs);
+          idle.signal.addEventListener('abort', onIdle, { once: true });
+        };
+        armIdle();
+        try {
+          return await connection.callTool(step.tool, args, {
+            signal: controller.signal,
+            // The SDK's own timer is only a backstop; the Clock-driven timers above decide.
+            timeoutMs: timeoutMs + 5_000,
+            onprogress: armIdle,
+          });
+        } finally {
+          env.signal.removeEventListener('abort', onRunAbort);
+          hard.signal.removeEventListener('abort', onHard);
+          hard.clear();
+          idle?.signal.removeEventListener('abort', onIdle);
+          idle?.clear();
+        }
+      },
+      env.signal,
+    );
+  } catch (error) {
+    throw classifyCallError(error, { app: step.app, signal: env.signal, sent: dispatched });
+  }
+}
+
+/** Decides allow/deny for this call, asking the user when the policy says ask and a TTY is there. */
+async function applyPolicy(
+  step: Step,
+  stepRecord: StepRecord,
+  hints: ToolHints,
+  args: unknown,
+  env: CallEnvironment,
+  item: number | undefined,
+): Promise<boolean> {
+  const decision = decidePolicy(step.uses, hints, env.config.policy);
+  const resolved = resolveAsk(step.uses, decision, {
+    yes: env.policy.yes,
+    allow: env.policy.allow,
+    interactive: env.policy.approver !== undefined,
+  });
+  if (resolved === 'prompt') {
+    const approved = await env.policy.approver!({
+      app: step.app,
+      tool: step.tool,
+      stepId: step.id,
+      item,
+      args,
+      hints,
+      reason: decision.reason,
+      signal: env.signal,
+    });
+    stepRecord.policy = approved ? 'allow' : 'deny';
+    policyReasons.set(stepRecord, approved ? `${decision.reason}; allowed at the prompt` : `${decision.reason}; refused at the prompt`);
+    return approved;
+  }
+  stepRecord.policy = resolved.action === 'ask' ? 'deny' : resolved.action;
+  policyReasons.set(stepRecord, resolved.reason);
+  return resolved.action === 'allow';
+}
+
+const policyReasons = new WeakMap<StepRecord, string>();
+
+function deniedMessage(stepRecord: StepRecord): string {
+  return `${stepRecord.uses} denied by policy (${policyReasons.get(stepRecord) ?? 'policy'}); nothing was sent`;
+}
+
+function finish(
+  target: CallRecord,
+  status: CallRecord['status'],
+  error: StepErrorRecord | null,
+  env: CallEnvironment,
+  step: Step,
+  item: number | undefined,
+): void {
+  target.status = status;
+  target.error = error;
+  env.emit({ type: 'step', stepId: step.id, status, item, error });
+  env.changed();
+}
+
+function toErrorRecord(error: CallError): StepErrorRecord {
+  const record: StepErrorRecord = { kind: error.kind, message: error.message };
+  if (error.outcome === 'not-sent') record.outcome = 'not-sent';
+  return record;
+}
+
+function readerFor(connection: Awaited<ReturnType<AppRegistry['get']>>, signal: AbortSignal) {
+  if (!connection.capabilities?.resources) return undefined;
+  return (uri: string) => connection.readResource(uri, signal);
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n').find((l) => l.trim().length > 0) ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+/** `1500` → `1.5s`, `60000` → `1m`. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)}s`;
+  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)}m`;
+  return `${+(ms / 3_600_000).toFixed(1)}h`;
+}
+
+export function itemDir(stepDir: string, index: number): string {
+  return join(stepDir, String(index));
+}
+
+export type { AttemptRecord };

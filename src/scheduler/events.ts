@@ -1,0 +1,37 @@
+import type { RunRecord, StepErrorRecord, StepStatus } from '../artifacts/run-record.js';
+import type { PolicyAction } from '../config/types.js';
+
+/** What happens during a run, for progress output. Emitted in order. */
+export type RunEvent =
+  | { type: 'run-started'; run: RunRecord }
+  | { type: 'step'; run: RunRecord; stepId: string; status: StepStatus; item?: number; attempt?: number; error?: StepErrorRecord | null; reason?: string }
+  | { type: 'retry'; run: RunRecord; stepId: string; item?: number; attempt: number; delayMs: number; error: StepErrorRecord }
+  | { type: 'run-finished'; run: RunRecord };
+
+/** A question to the user before an `ask` call. Resolves true to allow. */
+export interface ApprovalRequest {
+  app: string;
+  tool: string;
+  stepId: string;
+  item?: number;
+  args: unknown;
+  hints: { readOnly: boolean; destructive: boolean; idempotent: boolean; openWorld: boolean };
+  reason: string;
+  signal: AbortSignal;
+}
+
+export type Approver = (request: ApprovalRequest) => Promise<boolean>;
+
+export interface PolicyOverrides {
+  /** --yes: every ask is allowed. */
+  yes: boolean;
+  /** --allow GLOB...: asks matching a glob are allowed. */
+  allow: string[];
+  /** Asks the user on a TTY; absent → ask means deny. */
+  approver?: Approver;
+}
+
+export type { PolicyAction };
+
+/** A step or retry event before the run record is attached. */
+export type CallEvent = Extract<RunEvent, { type: 'step' | 'retry' }> extends infer E ? (E extends RunEvent ? Omit<E, 'run'> : never) : never;

@@ -1,0 +1,306 @@
+import { setMaxListeners } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppRegistry } from '../apps/registry.js';
+import { CallAbortReason } from '../apps/call-error.js';
+import { createRunId } from '../artifacts/run-id.js';
+import { RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { RunnerConfig } from '../config/types.js';
+import { maskSecretsDeep } from '../secrets.js';
+import {
+  evaluateCondition,
+  evaluateTemplate,
+  ExpressionError,
+  usesStatusFunction,
+  type ExpressionContext,
+  type StepView,
+} from '../workflow/expressions.js';
+import type { Step, Workflow } from '../workflow/types.js';
+import { formatMs, itemDir, runCall, type CallEnvironment, type CallRecord } from './call-step.js';
+import type { PolicyOverrides, RunEvent } from './events.js';
+import { Limits } from './limits.js';
+import { mergeRetry } from './retry.js';
+
+export interface ExecuteRunOptions {
+  workflow: Workflow;
+  config: RunnerConfig;
+  apps: AppRegistry;
+  /** Shared across runs in one process. */
+  limits: Limits;
+  /** Already resolved and validated. */
+  inputs: Record<string, unknown>;
+  trigger?: RunRecord['trigger'];
+  policy: PolicyOverrides;
+  clock?: Clock;
+  /** Abort with a CallAbortReason('cancelled') to cancel the run. */
+  signal?: AbortSignal;
+  env?: Record<string, string | undefined>;
+  runId?: string;
+  onEvent?: (event: RunEvent) => void;
+  /** Called once the run folder exists, before any step runs. */
+  onRunDir?: (dir: string) => void;
+}
+
+/**
+ * Runs a workflow once: steps start as soon as their needs are done, up to
+ * the limits; results go to the run folder and run.json. Resolves with the
+ * final run record; step failures are in the record, never thrown.
+ */
+export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord> {
+  const { workflow, config, apps } = options;
+  const clock = options.clock ?? systemClock;
+  const id = options.runId ?? createRunId(clock.now());
+  const dir = join(config.artifacts, workflow.name, id);
+  mkdirSync(dir, { recursive: true });
+  options.onRunDir?.(dir);
+
+  const record: RunRecord = {
+    id,
+    workflow: workflow.name,
+    status: 'running',
+    trigger: options.trigger ?? { type: 'manual' },
+    inputs: options.inputs,
+    startedAt: iso(clock),
+    endedAt: null,
+    dir,
+    apps: {},
+    steps: workflow.steps.map(pendingRecord),
+    error: null,
+  };
+  const writer = new RunRecordWriter(record, (r) => maskSecretsDeep(r, config.secretValues));
+  const emit = (event: RunEvent) => options.onEvent?.(event);
+  writer.flush();
+  emit({ type: 'run-started', run: record });
+
+  // The run's own signal: aborted by the caller (cancel) or by the run timeout.
+  const controller = new AbortController();
+  // Every queued and in-flight call listens on this signal; that is by design, not a leak.
+  setMaxListeners(0, controller.signal);
+  const onOuterAbort = () => {
+    const reason = options.signal?.reason;
+    controller.abort(reason instanceof CallAbortReason ? reason : new CallAbortReason('cancelled', 'the run was cancelled'));
+  };
+  if (options.signal?.aborted) onOuterAbort();
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const runTimer = workflow.timeoutMs ? clock.timeout(workflow.timeoutMs) : undefined;
+  const onRunTimeout = () =>
+    controller.abort(new CallAbortReason('timeout', `the run exceeded its timeout of ${formatMs(workflow.timeoutMs!)}`));
+  runTimer?.signal.addEventListener('abort', onRunTimeout, { once: true });
+
+  const recordsById = new Map(record.steps.map((step) => [step.id, step]));
+  const stepsById = new Map(workflow.steps.map((step) => [step.id, step]));
+  const views: Record<string, StepView> = {};
+  for (const step of record.steps) views[step.id] = viewOf(step);
+  const refreshView = (stepRecord: StepRecord) => (views[stepRecord.id] = viewOf(stepRecord));
+
+  const callEnv: CallEnvironment = {
+    config,
+    apps,
+    limits: options.limits,
+    workflowQueue: Limits.forWorkflow(workflow.concurrency),
+    clock,
+    policy: options.policy,
+    retry: mergeRetry(config.retry, workflow.defaults.retry),
+    signal: controller.signal,
+    defaultTimeoutMs: workflow.defaults.timeoutMs ?? 60_000,
+    emit: (event) => emit({ ...event, run: record } as RunEvent),
+    changed: () => writer.changed(),
+  };
+  const baseContext: Omit<ExpressionContext, 'steps'> = {
+    inputs: options.inputs,
+    env: options.env ?? process.env,
+    run: { id, dir, artifacts: config.artifacts },
+    workflow: { name: workflow.name },
+    trigger: record.trigger,
+  };
+
+  // Connect every app this workflow uses, in parallel, while the first steps get ready.
+  void apps.warm(
+    workflow.steps.map((step) => step.app),
+    controller.signal,
+  );
+
+  const runStep = async (step: Step): Promise<void> => {
+    const stepRecord = recordsById.get(step.id)!;
+    const setStatus = (status: StepStatus, reason?: string, error: StepRecord['error'] = null) => {
+      stepRecord.status = status;
+      stepRecord.error = error;
+      if (status !== 'running' && stepRecord.startedAt) stepRecord.endedAt = iso(clock);
+      refreshView(stepRecord);
+      emit({ type: 'step', run: record, stepId: step.id, status, reason, error });
+      writer.changed();
+    };
+    if (controller.signal.aborted) return setStatus('cancelled', 'the run was stopped before this step started');
+
+    const needs = step.needs.map((need) => recordsById.get(need)!);
+    const blocking = needs.filter((need) => !(need.status === 'succeeded' || (need.status === 'failed' && stepsById.get(need.id)!.continueOnError)));
+    const context: ExpressionContext = { ...baseContext, steps: views };
+    if (step.if !== undefined && usesStatusFunction(step.if)) {
+      context.job = {
+        success: blocking.length === 0,
+        failure: needs.some((need) => need.status === 'failed' || need.status === 'denied'),
+        cancelled: controller.signal.aborted,
+      };
+    } else if (blocking.length > 0) {
+      return setStatus('skipped', `needs ${blocking.map((need) => `${need.id} (${need.status})`).join(', ')}`);
+    }
+    if (step.if !== undefined) {
+      try {
+        if (!evaluateCondition(step.if, context)) return setStatus('skipped', `if: ${step.if} was false`);
+      } catch (error) {
+        stepRecord.startedAt = iso(clock);
+        return setStatus('failed', undefined, { kind: 'input', message: `in \`if\`: ${messageOf(error)}` });
+      }
+    }
+
+    stepRecord.startedAt = iso(clock);
+    const stepDir = join(dir, step.id);
+    const stepEnv: CallEnvironment = step.retry ? { ...callEnv, retry: mergeRetry(callEnv.retry, step.retry) } : callEnv;
+    if (step.foreach === undefined) {
+      await runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
+      stepRecord.endedAt = iso(clock);
+      refreshView(stepRecord);
+      writer.changed();
+      return;
+    }
+
+    let items: unknown;
+    try {
+      items = evaluateTemplate(step.foreach, context);
+    } catch (error) {
+      return setStatus('failed', undefined, { kind: 'input', message: `in \`foreach\`: ${messageOf(error)}` });
+    }
+    if (!Array.isArray(items)) {
+      return setStatus('failed', undefined, {
+        kind: 'input',
+        message: `\`foreach\` must evaluate to an array, got ${items === null ? 'null' : typeof items}`,
+      });
+    }
+    stepRecord.status = 'running';
+    stepRecord.items = items.map((_, index) => ({
+      index,
+      status: 'pending',
+      attempts: 0,
+      args: null,
+      outputs: null,
+      text: '',
+      files: [],
+      error: null,
+      history: [],
+    }));
+    emit({ type: 'step', run: record, stepId: step.id, status: 'running' });
+    await Promise.all(
+      items.map((item, index) =>
+        runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
+      ),
+    );
+    const results = stepRecord.items;
+    stepRecord.attempts = results.reduce((sum, entry) => sum + entry.attempts, 0);
+    stepRecord.outputs = results.map((entry) => entry.outputs);
+    stepRecord.text = results.map((entry) => entry.text);
+    stepRecord.files = results.flatMap((entry) => entry.files);
+    stepRecord.args = results.map((entry) => entry.args);
+    const failed = results.find((entry) => entry.status !== 'succeeded');
+    const status: StepStatus = !failed
+      ? 'succeeded'
+      : results.some((entry) => entry.status === 'cancelled')
+        ? 'cancelled'
+        : results.every((entry) => entry.status === 'denied')
+          ? 'denied'
+          : 'failed';
+    const error = failed ? { ...failed.error!, message: `item ${failed.index}: ${failed.error?.message ?? failed.status}` } : null;
+    setStatus(status, undefined, error);
+  };
+
+  // Dependency-driven scheduling: a step starts when its last need finishes.
+  const dependents = new Map<string, string[]>();
+  const waitingOn = new Map<string, number>();
+  for (const step of workflow.steps) {
+    waitingOn.set(step.id, step.needs.length);
+    for (const need of step.needs) {
+      const list = dependents.get(need) ?? [];
+      list.push(step.id);
+      dependents.set(need, list);
+    }
+  }
+  await new Promise<void>((resolve) => {
+    let remaining = workflow.steps.length;
+    if (remaining === 0) return resolve();
+    const launch = (step: Step) => {
+      runStep(step)
+        .catch((error: unknown) => {
+          const stepRecord = recordsById.get(step.id)!;
+          stepRecord.status = 'failed';
+          stepRecord.error = { kind: 'input', message: `internal error: ${messageOf(error)}` };
+          refreshView(stepRecord);
+        })
+        .finally(() => {
+          for (const dependent of dependents.get(step.id) ?? []) {
+            const left = waitingOn.get(dependent)! - 1;
+            waitingOn.set(dependent, left);
+            if (left === 0) launch(stepsById.get(dependent)!);
+          }
+          if (--remaining === 0) resolve();
+        });
+    };
+    for (const step of workflow.steps) if (step.needs.length === 0) launch(step);
+  });
+
+  options.signal?.removeEventListener('abort', onOuterAbort);
+  runTimer?.signal.removeEventListener('abort', onRunTimeout);
+  runTimer?.clear();
+
+  for (const [name, info] of apps.infos) {
+    if (workflow.steps.some((step) => step.app === name)) record.apps[name] = { protocolVersion: info.protocolVersion, server: info.server };
+  }
+  record.status = finalStatus(record, workflow, controller.signal);
+  if (controller.signal.aborted && controller.signal.reason instanceof CallAbortReason) {
+    record.error = { message: controller.signal.reason.message };
+  }
+  record.endedAt = iso(clock);
+  writer.flush();
+  emit({ type: 'run-finished', run: record });
+  return record;
+}
+
+function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal): RunRecord['status'] {
+  const reason = signal.aborted ? signal.reason : undefined;
+  if (reason instanceof CallAbortReason && reason.kind === 'cancelled') return 'cancelled';
+  const tolerated = new Set(workflow.steps.filter((step) => step.continueOnError).map((step) => step.id));
+  const failed = record.steps.some(
+    (step) => (step.status === 'failed' || step.status === 'denied' || step.status === 'cancelled') && !tolerated.has(step.id),
+  );
+  return failed || reason ? 'failed' : 'succeeded';
+}
+
+function pendingRecord(step: Step): StepRecord {
+  return {
+    id: step.id,
+    uses: step.uses,
+    status: 'pending',
+    attempts: 0,
+    startedAt: null,
+    endedAt: null,
+    args: null,
+    outputs: null,
+    text: '',
+    files: [],
+    policy: null,
+    error: null,
+    history: [],
+  };
+}
+
+function viewOf(step: StepRecord): StepView {
+  return { status: step.status, outputs: step.outputs, text: step.text, files: step.files, error: step.error };
+}
+
+function iso(clock: Clock): string {
+  return new Date(clock.now()).toISOString();
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof ExpressionError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const cliPath = join(repoRoot, 'dist', 'cli', 'main.js');
+export const imageApp = join(repoRoot, 'examples', 'apps', 'image', 'server.js');
+export const sheetApp = join(repoRoot, 'examples', 'apps', 'sheet', 'server.js');
+export const faultyApp = join(repoRoot, 'test', 'apps', 'faulty.js');
+export const everythingApp = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+/** A temp folder with a runner.config.yaml, for one test. */
+export interface Workspace {
+  dir: string;
+  artifacts: string;
+  config: string;
+  /** Writes a file relative to the workspace and returns its absolute path. */
+  write(relative: string, text: string): string;
+}
+
+/** Creates a workspace whose config has the given YAML body (artifacts: artifacts is added). */
+export function createWorkspace(configBody: string): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), 'runner-test-'));
+  const write = (relative: string, text: string) => {
+    const file = join(dir, relative);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+    return file;
+  };
+  const config = write('runner.config.yaml', `artifacts: artifacts\n${configBody}`);
+  return { dir, artifacts: join(dir, 'artifacts'), config, write };
+}
+
+/** YAML for the two demo apps, launched from this checkout. */
+export function demoAppsYaml(): string {
+  return `apps:\n  image:\n    command: node\n    args: [${JSON.stringify(imageApp)}]\n  sheet:\n    command: node\n    args: [${JSON.stringify(sheetApp)}]\n`;
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI (`node dist/cli/main.js ...`) to completion. */
+export function runCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [cliPath, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 25_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+  });
+}

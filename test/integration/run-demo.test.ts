@@ -1,0 +1,69 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { describe, expect, it } from 'vitest';
+import { createWorkspace, demoAppsYaml, repoRoot, runCli } from '../helpers/workspace.js';
+
+const policy = `policy:\n  rules:\n    - { match: "sheet.write_range", action: allow }\n`;
+
+describe('runner run workflows/logo-to-quote.yaml', () => {
+  it('renders the logo, builds the workbook with the logo at B2 and a total, and records everything', async () => {
+    const ws = createWorkspace(demoAppsYaml() + policy);
+    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json', '-i', 'company=Globex'], { cwd: ws.dir });
+    expect(result.stderr).toContain('readback succeeded');
+    expect(result.code).toBe(0);
+
+    const record = JSON.parse(result.stdout);
+    expect(record.status).toBe('succeeded');
+    expect(record.workflow).toBe('logo-to-quote');
+    expect(record.inputs.company).toBe('Globex');
+    expect(record.steps.map((step: { status: string }) => step.status)).toEqual(Array(record.steps.length).fill('succeeded'));
+    expect(record.apps.image).toEqual({ protocolVersion: '2026-07-28', server: { name: 'image', version: '1.0.0' } });
+    expect(record.apps.sheet.protocolVersion).toBe('2026-07-28');
+
+    // run.json on disk is the same final record.
+    const runDir = join(ws.artifacts, 'logo-to-quote', record.id);
+    expect(JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'))).toEqual(record);
+
+    // Every step has a folder with result.json; image content was saved as a file, not kept inline.
+    for (const step of record.steps) expect(existsSync(join(runDir, step.id, 'result.json'))).toBe(true);
+    const preview = record.steps.find((step: { id: string }) => step.id === 'preview');
+    expect(preview.files).toHaveLength(1);
+    expect(preview.files[0].startsWith(join(runDir, 'preview'))).toBe(true);
+    expect(readFileSync(preview.files[0]).subarray(1, 4).toString()).toBe('PNG');
+    const stored = JSON.parse(readFileSync(join(runDir, 'preview', 'result.json'), 'utf8'));
+    const imageBlock = stored.content.find((block: { type: string }) => block.type === 'image');
+    expect(imageBlock.data).toBeUndefined();
+    expect(imageBlock.file).toMatch(/\.png$/);
+
+    // The stderr of each app went to the run's log folder, not to stdout.
+    expect(readdirSync(join(runDir, 'logs')).sort()).toEqual(['image.log', 'sheet.log']);
+
+    // The workbook: the logo anchored at B2, the totals formula, the line items.
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(join(runDir, 'quote.xlsx'));
+    const sheet = workbook.getWorksheet('Quote')!;
+    const images = sheet.getImages();
+    expect(images).toHaveLength(1);
+    expect(images[0]!.range.tl.nativeCol).toBe(1);
+    expect(images[0]!.range.tl.nativeRow).toBe(1);
+    expect(sheet.getCell('C7').formula).toBe('SUMPRODUCT(B10:B200,C10:C200)');
+    expect(sheet.getCell('A10').value).toBe('Launch pad rental');
+    expect(String(sheet.getCell('A1').value)).toContain('Quote for Globex');
+
+    // read_range read it back.
+    const readback = record.steps.find((step: { id: string }) => step.id === 'readback');
+    expect(readback.outputs.values[6][2]).toBe('=SUMPRODUCT(B10:B200,C10:C200)');
+  });
+
+  it('exits 2 with file:line:col and runs nothing when the workflow is broken', async () => {
+    const ws = createWorkspace(demoAppsYaml());
+    const file = ws.write('broken.yaml', 'name: broken\nsteps:\n  - id: a\n    uses: image.info\n    with: { path: x }\n    needz: [b]\n');
+    const result = await runCli(['--config', ws.config, 'run', file], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${file}:6:5`);
+    expect(result.stderr).toContain('needz');
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(join(ws.artifacts, 'broken'))).toBe(false);
+  });
+});
