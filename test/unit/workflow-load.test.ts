@@ -174,8 +174,8 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
       'wf.yaml:4:13: `needs` of step `a` refers to its own step `a`\n  hint: a step cannot need itself or read its own result',
       'wf.yaml:4:16: `needs` of step `a` refers to step `zz`, which does not exist\n  hint: steps: a',
       expect.stringMatching(/^wf\.yaml:5:\d+: `if` of step `a`: /),
-      expect.stringMatching(/^wf\.yaml:6:24: `with\.x` of step `a`: .*\$\{\{ 1 \+ \}\}/),
-      'wf.yaml:6:46: `with.y` of step `a` refers to its own step `a`\n  hint: a step cannot need itself or read its own result',
+      "wf.yaml:6:23: `with.x` of step `a`: Unexpected symbol: '+' in `${{ 1 + }}`",
+      'wf.yaml:6:44: `with.y` of step `a` refers to its own step `a`\n  hint: a step cannot need itself or read its own result',
     ]);
   });
 
@@ -193,14 +193,14 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
       '    needs: [b]',
     );
     expect(problemsOf(() => parse(text))).toEqual([
-      'wf.yaml:2:5: steps form a cycle: a → b → c → a\n' +
+      'wf.yaml:2:5: steps form a cycle: a → b → c → a (each step needs the one before it)\n' +
         '  hint: remove one of these needs; references to `steps.<id>` in `with`, `if`, `foreach` and `elicit` count as needs too',
     ]);
   });
 
   it('reports a YAML syntax error with its position, and only the first one', () => {
     expect(problemsOf(() => parse(lines('steps:', '  - id: a', '    with: { x: ${{ inputs.a }} }')))).toEqual([
-      expect.stringMatching(/^wf\.yaml:3:20: YAML syntax error: /),
+      expect.stringMatching(/^wf\.yaml:3:17: YAML syntax error: /),
     ]);
   });
 
@@ -219,7 +219,7 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
   it('checks input defaults against their type, and the retry shorthand', () => {
     const text = lines('inputs:', '  n: { type: number, default: "3" }', 'steps:', '  - id: a', '    uses: image.info', '    retry: { attemps: 3 }');
     expect(problemsOf(() => parse(text))).toEqual([
-      'wf.yaml:2:32: `default` of input `n`: expected a number (the input\'s type), got "3"',
+      'wf.yaml:2:31: `default` of input `n`: expected a number (the input\'s type), got `"3"`',
       'wf.yaml:6:14: unknown key `attemps` in `retry` of step `a`\n' +
         '  hint: did you mean `attempts`? allowed keys: attempts, delay, backoff, max-delay, on, unsafe',
     ]);
