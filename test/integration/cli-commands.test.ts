@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createWorkspace, demoAppsYaml, repoRoot, runCli } from '../helpers/workspace.js';
+
+describe('runner tools', () => {
+  it('lists every tool with its annotations and the decision that applies', async () => {
+    const ws = createWorkspace(demoAppsYaml() + 'policy:\n  rules:\n    - { match: "sheet.delete_*", action: deny }\n');
+    const result = await runCli(['--config', ws.config, 'tools', '--json'], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    const listing = JSON.parse(result.stdout);
+    const sheet = listing.find((entry: { app: string }) => entry.app === 'sheet');
+    const byName = Object.fromEntries(sheet.tools.map((tool: { name: string }) => [tool.name, tool]));
+    expect(byName.read_range.policy).toEqual({ action: 'allow', reason: 'read-only' });
+    expect(byName.write_range.policy).toEqual({ action: 'ask', reason: 'destructive' });
+    expect(byName.delete_sheet.policy).toEqual({ action: 'deny', reason: 'rule sheet.delete_*' });
+    expect(byName.create_workbook.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
+
+    const text = await runCli(['--config', ws.config, 'tools', 'image'], { cwd: ws.dir });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/image\.info\s+allow\s+read-only/);
+    expect(text.stdout).not.toContain('sheet.');
+  });
+
+  it('exits 2 for an app that is not in the config', async () => {
+    const ws = createWorkspace(demoAppsYaml());
+    const result = await runCli(['--config', ws.config, 'tools', 'nope'], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no app named `nope`');
+  });
+});
+
+describe('runner validate', () => {
+  it('accepts every example workflow statically', async () => {
+    const files = ['logo-to-quote.yaml', 'logo-variants.yaml', 'quote-over-http.yaml'].map((name) => join(repoRoot, 'workflows', name));
+    const result = await runCli(['validate', ...files], { cwd: repoRoot });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n').filter((line) => line.startsWith('ok '))).toHaveLength(3);
+  });
+
+  it('--online catches an unknown tool and arguments that break the inputSchema, with positions', async () => {
+    const ws = createWorkspace(demoAppsYaml());
+    const file = ws.write(
+      'wf.yaml',
+      [
+        'name: wf',
+        'steps:',
+        '  - id: a',
+        '    uses: image.info',
+        '    with: { path: x.png, colour: red }',
+        '  - id: b',
+        '    uses: image.nope',
+        '  - id: c',
+        '    uses: image.resize',
+        '    with: { path: "${{ steps.a.outputs.path }}" }',
+        '',
+      ].join('\n'),
+    );
+    const offline = await runCli(['--config', ws.config, 'validate', file], { cwd: ws.dir });
+    expect(offline.code).toBe(0);
+    const online = await runCli(['--config', ws.config, 'validate', '--online', file], { cwd: ws.dir });
+    expect(online.code).toBe(2);
+    expect(online.stderr).toContain(`${file}:5:5: step \`a\`: unknown argument \`colour\``);
+    expect(online.stderr).toMatch(new RegExp(`${file}:7:5: step \`b\`: app \`image\` has no tool \`nope\``));
+    expect(online.stderr).toContain('step `c`: missing required argument `width`');
+    expect(online.stderr).not.toContain('`path`');
+  });
+});
+
+describe('runner run --dry-run', () => {
+  it('prints the plan with policy decisions and retry safety, calling nothing', async () => {
+    const ws = createWorkspace(demoAppsYaml());
+    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--json'], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    const plan = JSON.parse(result.stdout);
+    expect(plan.levels[0]).toEqual(['logo', 'quote']);
+    const byId = Object.fromEntries(plan.steps.map((step: { id: string }) => [step.id, step]));
+    expect(byId.header.policy.action).toBe('deny'); // destructive → ask → no TTY
+    expect(byId.readback.retry).toMatchObject({ safe: true, why: 'read-only' });
+    expect(byId.quote.retry.safe).toBe(false);
+    expect(byId.logo.retry).toMatchObject({ safe: true, why: 'idempotent' });
+    expect(existsSync(join(ws.artifacts, 'logo-to-quote'))).toBe(false);
+
+    const allowed = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--allow', 'sheet.write_*'], { cwd: ws.dir });
+    expect(allowed.stdout).toMatch(/header\s+sheet\.write_range\n\s+policy: allow \(destructive; --allow sheet\.write_\*\)/);
+  });
+});
+
+describe('policy at run time', () => {
+  it('denies an ask without a TTY, sends nothing, skips what depends on it, and exits 1', async () => {
+    const ws = createWorkspace(demoAppsYaml());
+    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json'], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    const record = JSON.parse(result.stdout);
+    const byId = Object.fromEntries(record.steps.map((step: { id: string }) => [step.id, step]));
+    expect(byId.header).toMatchObject({ status: 'denied', policy: 'deny', attempts: 0 });
+    expect(byId.header.error).toMatchObject({ kind: 'policy', outcome: 'not-sent' });
+    expect(byId.lines.status).toBe('skipped');
+    expect(byId.logo.status).toBe('succeeded');
+    expect(record.status).toBe('failed');
+  });
+});
