@@ -49,6 +49,17 @@ export interface CallOptions {
 
 const STDERR_TAIL_LINES = 40;
 
+/** How long a silent server gets to answer `server/discover` before it counts as 2025-era. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * The SDK probes the protocol era on a disposable sibling process for its
+ * own StdioClientTransport, and in place for subclasses. In place means one
+ * process per connection even without a remembered verdict, and no probe
+ * sibling whose grandchildren nobody reaps.
+ */
+class AppStdioTransport extends StdioClientTransport {}
+
 /**
  * One live connection to one app: a spawned stdio child or an HTTP session.
  * Tool discovery happens once and is cached for the life of the connection
@@ -73,27 +84,43 @@ export class AppConnection {
     this.name = options.app.name;
   }
 
-  /** Spawns or reaches the app and completes the handshake; remembers the protocol verdict. */
+  /**
+   * Spawns or reaches the app, completes the handshake and lists its tools;
+   * remembers the protocol verdict. A failure names the app and shows the
+   * last lines of its stderr.
+   */
   static async open(options: AppConnectionOptions): Promise<AppConnection> {
-    const connection = new AppConnection(options);
-    const prior = options.verdicts.get(options.app);
+    const { app, verdicts } = options;
+    const prior = verdicts.get(app);
+    const first = new AppConnection(options);
     try {
-      await connection.connect(prior);
-      // A stale modern verdict fails loudly at the first request: check it now.
-      if (prior?.kind === 'modern') await connection.loadTools();
+      await first.start(prior);
+      return first;
     } catch (error) {
-      if (!prior || options.signal?.aborted) throw await connection.failStart(error);
-      options.verdicts.delete(options.app);
-      await connection.shutdown();
-      const retry = new AppConnection(options);
+      await first.shutdown();
+      if (options.signal?.aborted) throw await first.describeStartFailure(error);
+      // A stale verdict, or (no verdict yet) a 2025-era stdio server that exits
+      // on the in-place `server/discover` probe: one more try, as plain legacy
+      // on stdio or re-probed over HTTP. A broken app fails the same way twice.
+      const retryPrior: PriorDiscovery | undefined = app.transport === 'stdio' ? { kind: 'legacy' } : undefined;
+      if (prior?.kind === 'legacy' || (app.transport === 'http' && !prior)) throw await first.describeStartFailure(error);
+      verdicts.delete(app);
+      const second = new AppConnection(options);
       try {
-        await retry.connect(undefined);
+        await second.start(retryPrior);
+        if (retryPrior) verdicts.set(app, retryPrior);
+        return second;
       } catch (retryError) {
-        throw await retry.failStart(retryError);
+        await second.shutdown();
+        throw await second.describeStartFailure(retryError);
       }
-      return retry;
     }
-    return connection;
+  }
+
+  /** Connects and runs discovery: both must work before the app counts as started. */
+  private async start(prior: PriorDiscovery | undefined): Promise<void> {
+    await this.connect(prior);
+    await this.loadTools(this.options.signal);
   }
 
   get alive(): boolean {
@@ -163,7 +190,7 @@ export class AppConnection {
     const { app } = this.options;
     const roots = app.roots;
     this.client = new Client(CLIENT_INFO, {
-      versionNegotiation: { mode: 'auto' },
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: PROBE_TIMEOUT_MS } },
       capabilities: roots === false ? {} : { roots: { listChanged: false } },
       listChanged: {
         tools: {
@@ -211,7 +238,7 @@ export class AppConnection {
     if (app.transport === 'http') {
       return new StreamableHTTPClientTransport(new URL(app.url), { requestInit: { headers: app.headers } });
     }
-    const transport = new StdioClientTransport({
+    const transport = new AppStdioTransport({
       command: app.command,
       args: app.args,
       cwd: app.cwd,
@@ -266,8 +293,7 @@ export class AppConnection {
   }
 
   /** Builds the error for an app that could not be started, with its last stderr lines. */
-  private async failStart(error: unknown): Promise<Error> {
-    await this.shutdown();
+  private async describeStartFailure(error: unknown): Promise<Error> {
     // Give the stderr pipe a moment to deliver what the child printed as it died.
     await new Promise((resolve) => setTimeout(resolve, 20));
     const reason = error instanceof Error ? error.message : String(error);

@@ -53,9 +53,12 @@ export function resolveInputs(
 ): Record<string, unknown> {
   const diagnostics: Diagnostic[] = [];
   const values = new Map<string, unknown>();
+  // Inputs given with a wrong value are reported as such, not also as missing.
+  const attempted = new Set<string>();
   const fromFile = source.file ? ` in ${source.file}` : '';
   for (const [name, value] of Object.entries(given)) {
     const spec = workflow.inputs[name];
+    attempted.add(name);
     if (!spec) {
       diagnostics.push(unknownInput(workflow, name, `input \`${name}\`${fromFile}`));
     } else if (!matchesInputType(value, spec.type)) {
@@ -73,6 +76,7 @@ export function resolveInputs(
     const name = pair.slice(0, equals);
     const text = pair.slice(equals + 1);
     const spec = workflow.inputs[name];
+    attempted.add(name);
     if (!spec) {
       diagnostics.push(unknownInput(workflow, name, `\`-i ${name}\``));
       continue;
@@ -89,7 +93,7 @@ export function resolveInputs(
   for (const [name, spec] of Object.entries(workflow.inputs)) {
     if (values.has(name)) inputs[name] = values.get(name);
     else if (spec.default !== undefined) inputs[name] = structuredClone(spec.default);
-    else if (spec.required) {
+    else if (spec.required && !attempted.has(name)) {
       diagnostics.push({
         location: spec.location,
         message: `missing required input \`${name}\` (${describeInputType(spec.type)})${spec.description ? `: ${spec.description}` : ''}`,

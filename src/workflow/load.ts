@@ -18,6 +18,7 @@ import {
   parseYamlSource,
   validateAgainst,
   type PathNames,
+  type YamlPath,
   type YamlSource,
 } from '../config/yaml-source.js';
 import { checkCondition, checkTemplateString, findConditionStepReferences, findStepReferences } from './expressions.js';
@@ -149,7 +150,7 @@ function normalizeInputs(context: Context): Record<string, InputSpec> {
     if (hasDefault && INPUT_TYPES.includes(type) && !matchesInputType(raw.default, type)) {
       context.diagnostics.push({
         location: locatePath(context.source, ['inputs', name, 'default']),
-        message: `\`default\` in input \`${name}\`: expected ${describeInputType(type)} (the input's type), got ${JSON.stringify(raw.default) ?? 'nothing'}`,
+        message: `\`default\` of input \`${name}\`: expected ${describeInputType(type)} (the input's type), got \`${JSON.stringify(raw.default) ?? 'nothing'}\``,
       });
     }
     inputs[name] = {
@@ -295,55 +296,43 @@ function reportExpression(problem: { message: string; offset: number }, path: (s
 /** Resolves explicit and implicit needs, reporting unknown and self references, then cycles. */
 function linkSteps(steps: Step[], referencesByStep: Reference[][], firstIndexById: Map<string, number>, context: Context): void {
   const { source, raw, diagnostics } = context;
-  const ids = [...firstIndexById.keys()];
+  // Positions and descriptions are computed only for problems: 10,000 valid references must stay cheap.
+  const check = (step: Step, id: string, locate: () => SourceLocation, path: YamlPath): boolean => {
+    const problem = id === step.id ? 'self' : firstIndexById.has(id) ? undefined : 'unknown';
+    if (!problem) return true;
+    const where = describePath(path, raw, WORKFLOW_NAMES);
+    diagnostics.push(
+      problem === 'self'
+        ? { location: locate(), message: `${where} refers to its own step \`${id}\``, hint: 'a step cannot need itself or read its own result' }
+        : { location: locate(), message: `${where} refers to step \`${id}\`, which does not exist`, hint: hintFor(id, [...firstIndexById.keys()], 'steps') },
+    );
+    return false;
+  };
   steps.forEach((step, i) => {
     const needs = new Set<string>();
     const rawNeeds = raw.steps?.[i]?.needs;
     const explicit = typeof rawNeeds === 'string' ? [rawNeeds] : Array.isArray(rawNeeds) ? rawNeeds : [];
     explicit.forEach((id, j) => {
       if (typeof id !== 'string') return;
-      const at = locatePath(source, typeof rawNeeds === 'string' ? ['steps', i, 'needs'] : ['steps', i, 'needs', j]);
-      const where = describePath(['steps', i, 'needs'], raw, WORKFLOW_NAMES);
-      if (checkNeed(step, id, at, where, ids, firstIndexById, diagnostics)) needs.add(id);
+      const locate = () => locatePath(source, typeof rawNeeds === 'string' ? ['steps', i, 'needs'] : ['steps', i, 'needs', j]);
+      if (check(step, id, locate, ['steps', i, 'needs'])) needs.add(id);
     });
-    for (const reference of referencesByStep[i]!) {
-      const offset = Math.max(0, reference.text.indexOf(`steps.${reference.id}`));
-      const at = locateInString(source, reference.path, offset);
-      const where = describePath(reference.path, raw, WORKFLOW_NAMES);
-      if (checkNeed(step, reference.id, at, where, ids, firstIndexById, diagnostics)) needs.add(reference.id);
+    for (const { id, path, text } of referencesByStep[i]!) {
+      const locate = () => locateInString(source, path, Math.max(0, text.indexOf(`steps.${id}`)));
+      if (check(step, id, locate, path)) needs.add(id);
     }
-    step.needs = [...needs].sort();
+    step.needs = needs.size === 0 ? [] : [...needs].sort();
   });
   const cycle = findCycle(steps);
   if (cycle) {
-    const loop = cycle[0] === cycle[cycle.length - 1] ? cycle : [...cycle, cycle[0]!];
+    // findCycle lists each step before the one it needs; show run order instead.
+    const loop = (cycle[0] === cycle[cycle.length - 1] ? cycle : [...cycle, cycle[0]!]).reverse();
     diagnostics.push({
       location: steps[firstIndexById.get(loop[0]!) ?? 0]!.location,
-      message: `steps form a cycle: ${loop.join(' → ')}`,
+      message: `steps form a cycle: ${loop.join(' → ')} (each step needs the one before it)`,
       hint: 'remove one of these needs; references to `steps.<id>` in `with`, `if`, `foreach` and `elicit` count as needs too',
     });
   }
-}
-
-/** Whether `id` is a step that `step` may need; reports why not. */
-function checkNeed(
-  step: Step,
-  id: string,
-  at: SourceLocation,
-  where: string,
-  ids: string[],
-  firstIndexById: Map<string, number>,
-  diagnostics: Diagnostic[],
-): boolean {
-  if (id === step.id) {
-    diagnostics.push({ location: at, message: `${where} refers to its own step \`${id}\``, hint: 'a step cannot need itself or read its own result' });
-    return false;
-  }
-  if (!firstIndexById.has(id)) {
-    diagnostics.push({ location: at, message: `${where} refers to step \`${id}\`, which does not exist`, hint: hintFor(id, ids, 'steps') });
-    return false;
-  }
-  return true;
 }
 
 function normalizeRetryDefensively(raw: unknown): Step['retry'] {

@@ -1,0 +1,214 @@
+// The faulty fixture server's tools and its one resource (see faulty.js for the list).
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  McpServer, ProtocolError, ProtocolErrorCode, inputRequired, inputResponse, isInputRequiredResult,
+} from '@modelcontextprotocol/server';
+import { errorResult, jsonResult } from '../../examples/apps/lib/tool-result.js';
+
+const REPORT_URI = 'faulty://files/report.txt';
+const REPORT_TEXT = 'report body';
+// A valid 1x1 PNG.
+const TINY_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const TINY_PDF = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const WRITES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+const WRITES_IDEMPOTENT = { ...WRITES, idempotentHint: true };
+const NAME_REQUEST = {
+  type: 'object',
+  properties: { name: { type: 'string', title: 'Your name' } },
+  required: ['name'],
+};
+
+const object = (properties = {}, required = []) => ({ type: 'object', properties, required, additionalProperties: false });
+const DELAY = { type: 'integer', minimum: 0, description: 'Milliseconds to wait first' };
+const text = (value) => ({ content: [{ type: 'text', text: value }] });
+
+/**
+ * The tool table: name → { description, annotations?, input (JSON Schema), run(args, ctx) }.
+ * `options` holds the parsed flags: counterFile and stateDir are where side effects land.
+ */
+function defineTools({ counterFile, stateDir }) {
+  const append = (line) => {
+    if (!counterFile) throw new Error('this tool needs --counter FILE');
+    appendFileSync(counterFile, `${line}\n`);
+  };
+  return {
+    echo: {
+      description: 'Return `text` after `delayMs` (0: at once).',
+      annotations: READ_ONLY,
+      input: object({ text: { type: 'string' }, delayMs: DELAY }),
+      // The benchmarks' hot path: no I/O, no logging.
+      run: async ({ text: value = '', delayMs = 0 }, ctx) => {
+        if (delayMs > 0) await sleep(delayMs, undefined, { signal: ctx.mcpReq.signal });
+        return { content: [{ type: 'text', text: value }], structuredContent: { text: value } };
+      },
+    },
+    work: {
+      description: 'Append `label` to the counter file, wait `delayMs`, return the number of lines.',
+      annotations: WRITES,
+      input: object({ delayMs: DELAY, label: { type: 'string' } }),
+      run: async ({ delayMs = 0, label = 'work' }, ctx) => {
+        append(label);
+        if (delayMs > 0) await sleep(delayMs, undefined, { signal: ctx.mcpReq.signal });
+        return jsonResult({ count: countLines(counterFile) });
+      },
+    },
+    crash: {
+      description: 'Exit the process mid-call after `delayMs`, optionally after appending `crash` to the counter file.',
+      annotations: WRITES,
+      input: object({ delayMs: DELAY, afterSideEffect: { type: 'boolean' } }),
+      run: async ({ delayMs = 0, afterSideEffect = false }) => {
+        if (afterSideEffect) append('crash');
+        if (delayMs > 0) await sleep(delayMs);
+        process.exit(1);
+      },
+    },
+    crash_once: {
+      description: 'Exit mid-call unless <state>/crashed exists (creating it first); then answer {recovered: true}.',
+      annotations: WRITES_IDEMPOTENT,
+      input: object(),
+      run: async () => {
+        if (!stateDir) throw new Error('crash_once needs --state DIR');
+        const marker = join(stateDir, 'crashed');
+        if (existsSync(marker)) return jsonResult({ recovered: true });
+        mkdirSync(stateDir, { recursive: true });
+        writeFileSync(marker, `${process.pid}\n`);
+        process.exit(1);
+      },
+    },
+    hang: {
+      description: 'Never answer (the server stays responsive to other calls).',
+      annotations: READ_ONLY,
+      input: object(),
+      // Settles only when the client cancels, so a cancelled call leaves nothing behind.
+      run: (_args, ctx) => new Promise((_resolve, reject) => {
+        ctx.mcpReq.signal.addEventListener('abort', () => reject(ctx.mcpReq.signal.reason), { once: true });
+      }),
+    },
+    slow: {
+      description: 'Answer after `ms`; with `progressEveryMs`, send a progress notification that often.',
+      annotations: READ_ONLY,
+      input: object({ ms: { type: 'integer', minimum: 0 }, progressEveryMs: { type: 'integer', minimum: 1 } }, ['ms']),
+      run: async ({ ms, progressEveryMs }, ctx) => {
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        const started = Date.now();
+        const sending = new Set();
+        const report = () => {
+          const progress = Math.min(Date.now() - started, ms);
+          const sent = ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: ms, message: `${progress} of ${ms} ms` } })
+            .catch(() => {})
+            .finally(() => sending.delete(sent));
+          sending.add(sent);
+        };
+        const ticker = progressEveryMs && progressToken !== undefined ? setInterval(report, progressEveryMs) : undefined;
+        try {
+          await sleep(ms, undefined, { signal: ctx.mcpReq.signal });
+        } finally {
+          clearInterval(ticker);
+          // A progress notification written after the response names a token the client has already dropped.
+          await Promise.all(sending);
+        }
+        return jsonResult({ sleptMs: ms });
+      },
+    },
+    fail: {
+      description: 'Return a tool error (isError: true) carrying `message`.',
+      annotations: READ_ONLY,
+      input: object({ message: { type: 'string' } }),
+      run: async ({ message = 'faulty: requested failure' }) => errorResult(message),
+    },
+    rpc_error: {
+      description: 'Answer with a JSON-RPC error response with `code` (default -32603), not a tool result.',
+      annotations: READ_ONLY,
+      input: object({ code: { type: 'integer' } }),
+      run: async ({ code = ProtocolErrorCode.InternalError }) => {
+        throw new ProtocolError(code, `faulty: rpc error ${code}`, { requested: code });
+      },
+    },
+    lie_delete: {
+      description: 'Claims to be read-only but appends `deleted` to the counter file.',
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      input: object(),
+      run: async () => {
+        append('deleted');
+        return text('deleted');
+      },
+    },
+    no_annotations: {
+      description: 'A tool without annotations: the spec defaults apply.',
+      input: object(),
+      run: async () => text('no annotations'),
+    },
+    ask_name: {
+      description: 'Ask the user for a name (form elicitation); answer `hello <name>`, `declined` or `cancelled`.',
+      annotations: { ...READ_ONLY, idempotentHint: false },
+      input: object(),
+      run: async (_args, ctx) => {
+        const answer = inputResponse(ctx.mcpReq.inputResponses, 'name');
+        if (answer.kind !== 'elicit') {
+          return inputRequired({ inputRequests: { name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: NAME_REQUEST }) } });
+        }
+        if (answer.action !== 'accept') return text(answer.action === 'decline' ? 'declined' : 'cancelled');
+        return text(`hello ${answer.content?.name}`);
+      },
+    },
+    image: {
+      description: 'Return an image block, a resource_link to faulty://files/report.txt and an embedded PDF blob.',
+      annotations: READ_ONLY,
+      input: object(),
+      run: async () => ({
+        content: [
+          { type: 'image', data: TINY_PNG, mimeType: 'image/png' },
+          { type: 'resource_link', uri: REPORT_URI, name: 'report.txt', mimeType: 'text/plain' },
+          { type: 'resource', resource: { uri: 'faulty://files/report.pdf', mimeType: 'application/pdf', blob: TINY_PDF } },
+        ],
+      }),
+    },
+  };
+}
+
+/**
+ * A fresh McpServer with the faulty tools and the report resource.
+ * Tools are dispatched by our own `tools/call` handler on the low-level
+ * server: McpServer turns every error a registered tool throws into an
+ * `isError` result, and `rpc_error` must reach the client as a JSON-RPC error.
+ * Arguments are not validated here; clients check them against `inputSchema`.
+ */
+export function createFaultyServer(options) {
+  const server = new McpServer({ name: options.name, version: '1.0.0' }, { capabilities: { tools: {} } });
+  const tools = defineTools(options);
+  const listed = Object.entries(tools).map(([name, tool]) => ({
+    name,
+    description: tool.description,
+    inputSchema: tool.input,
+    ...(tool.annotations && { annotations: tool.annotations }),
+  }));
+
+  server.server.setRequestHandler('tools/list', () => ({ tools: listed }));
+  server.server.setRequestHandler('tools/call', async (request, ctx) => {
+    const tool = tools[request.params.name];
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    let result;
+    try {
+      result = await tool.run(request.params.arguments ?? {}, ctx);
+    } catch (error) {
+      // Like McpServer: a tool's own failure is a tool result; only ProtocolError goes out as JSON-RPC.
+      if (error instanceof ProtocolError) throw error;
+      return errorResult(error instanceof Error ? error.message : String(error));
+    }
+    return isInputRequiredResult(result) ? result : server.server.projectCallToolResult(result);
+  });
+
+  server.registerResource('report', REPORT_URI, { title: 'Report', mimeType: 'text/plain' }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: REPORT_TEXT }],
+  }));
+  return server;
+}
+
+function countLines(file) {
+  const body = readFileSync(file, 'utf8');
+  return body === '' ? 0 : body.split('\n').length - 1;
+}

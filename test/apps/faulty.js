@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// Fixture MCP server (stdio) that misbehaves on request, for the runner's fault tests.
+//
+//   node test/apps/faulty.js [flags]
+//
+// Process flags (combine freely):
+//   --junk-stdout          non-JSON-RPC lines on stdout at start and after every message sent
+//   --slow-start MS        wait MS before serving (stdin is buffered meanwhile)
+//   --fail-handshake       on the first bytes of stdin: stderr `faulty: refusing handshake`, exit(3)
+//   --crash-on-start       stderr `faulty: boom at startup`, exit(1) at once
+//   --never-answer         read stdin, answer nothing (exits when stdin closes)
+//   --ignore-sigterm       ignore SIGTERM and SIGINT (still exits when stdin closes ...)
+//   --ignore-stdin-close   ... unless this too: keeps running after stdin ends; only SIGKILL stops it
+//   --spawn-grandchild F   spawn `node -e "setInterval(()=>{},1e9)"` (plain child, stdio ignored) and
+//                          append its pid as a line to F; a client's version probe spawns one too
+//   --legacy-only          serve only the 2025 protocol (McpServer + StdioServerTransport, no
+//                          serveStdio: `server/discover` is Method not found); default: both eras
+//   --counter FILE         where side-effecting tools append one line per execution
+//   --state DIR            folder for marker files (crash_once)
+//   --name NAME            server name (default `faulty`)
+//
+// Tools (RO read-only, I idempotent; all openWorldHint false, destructiveHint false):
+//   echo {text?, delayMs?}             RO I   text + structuredContent {text}; no I/O on this path
+//   work {delayMs?, label?}                   appends `label` to the counter, waits, → {count}
+//   crash {delayMs?, afterSideEffect?}        (appends `crash`), waits, exit(1): never answers
+//   crash_once {}                         I   first call creates <state>/crashed and exits; then {recovered: true}
+//   hang {}                            RO I   never answers; settles only when the client cancels
+//   slow {ms, progressEveryMs?}        RO I   answers after ms; progress notifications on the call's token
+//   fail {message?}                    RO I   isError: true result
+//   rpc_error {code?}                  RO I   JSON-RPC error response (ProtocolError), default -32603
+//   lie_delete {}                      "RO"   claims readOnlyHint: true, appends `deleted` to the counter
+//   no_annotations {}                         no annotations: spec defaults apply
+//   ask_name {}                        RO     form elicitation for {name} → `hello <name>` | declined | cancelled
+//   image {}                           RO I   image block + resource_link (faulty://files/report.txt) + PDF blob
+import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { parseFaultyFlags } from './faulty-flags.js';
+import { createFaultyServer } from './faulty-tools.js';
+
+const log = (line) => process.stderr.write(`faulty: ${line}\n`);
+// A client that has gone away must not turn a log line into a crash.
+process.stderr.on('error', () => {});
+
+// Writes a junk line (not JSON, or JSON that is not JSON-RPC) after every message.
+class JunkStdioTransport extends StdioServerTransport {
+  junkCount = 0;
+  async send(message) {
+    await super.send(message);
+    writeJunk(this.junkCount++);
+  }
+}
+
+function writeJunk(n) {
+  process.stdout.write(n % 2 === 0 ? `faulty junk line ${n} {not json\n` : `{"junk":${n}}\n`);
+}
+
+function spawnGrandchild(pidFile) {
+  const child = spawn(process.execPath, ['-e', 'setInterval(()=>{},1e9)'], { stdio: 'ignore' });
+  appendFileSync(pidFile, `${child.pid}\n`);
+  // The grandchild must not keep this process alive, only outlive it.
+  child.unref();
+}
+
+function onceOnly(fn) {
+  let called = false;
+  return () => {
+    if (!called) {
+      called = true;
+      fn();
+    }
+  };
+}
+
+async function main() {
+  let options;
+  try {
+    options = parseFaultyFlags(process.argv.slice(2));
+  } catch (error) {
+    log(error.message);
+    process.exit(2);
+  }
+  if (options.crashOnStart) {
+    log('boom at startup');
+    process.exit(1);
+  }
+  if (options.ignoreSigterm) {
+    process.on('SIGTERM', () => log('ignoring SIGTERM'));
+    process.on('SIGINT', () => log('ignoring SIGINT'));
+  }
+  if (options.ignoreStdinClose) setInterval(() => {}, 1 << 30);
+  if (options.grandchildPidFile) spawnGrandchild(options.grandchildPidFile);
+  if (options.junkStdout) [0, 1].forEach(writeJunk);
+  if (options.slowStartMs > 0) await sleep(options.slowStartMs);
+
+  if (options.failHandshake) {
+    process.stdin.once('data', () => {
+      log('refusing handshake');
+      process.exit(3);
+    });
+    return;
+  }
+  if (options.neverAnswer) {
+    process.stdin.on('data', () => {});
+    onStdinEnd(options, () => process.exit(0));
+    return;
+  }
+
+  const transport = options.junkStdout ? new JunkStdioTransport() : new StdioServerTransport();
+  let close;
+  if (options.legacyOnly) {
+    const server = createFaultyServer(options);
+    await server.connect(transport);
+    close = () => server.close();
+  } else {
+    const handle = serveStdio(() => createFaultyServer(options), { transport, onerror: (error) => log(`stdio error: ${error.message}`) });
+    close = () => handle.close();
+  }
+  const stop = onceOnly(() => close().finally(() => process.exit(0)));
+  onStdinEnd(options, stop);
+  if (!options.ignoreSigterm) {
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  }
+}
+
+// The stdio binding says a server exits when its stdin ends; --ignore-stdin-close breaks that rule.
+function onStdinEnd(options, stop) {
+  if (options.ignoreStdinClose) return;
+  process.stdin.once('end', stop);
+  process.stdin.once('close', stop);
+}
+
+await main();

@@ -1,0 +1,43 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { renderSchemaFile } from '../../src/config/schema.js';
+import { formatDiagnostic, RunnerError } from '../../src/errors.js';
+import { loadWorkflow } from '../../src/workflow/load.js';
+import { SCHEMA_FILES } from '../../src/workflow/schema.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const workflowsDir = join(root, 'workflows');
+const workflowFiles = existsSync(workflowsDir)
+  ? readdirSync(workflowsDir)
+      .filter((name) => /\.ya?ml$/.test(name))
+      .sort()
+  : [];
+
+describe('generated editor schemas', () => {
+  it.each(Object.entries(SCHEMA_FILES))('%s is what `npm run schemas` writes now', (path, schema) => {
+    const checkedIn = readFileSync(join(root, path), 'utf8');
+    // On failure: run `npm run schemas` and commit the result.
+    expect(checkedIn).toBe(renderSchemaFile(schema));
+  });
+});
+
+describe('example workflows', () => {
+  it('lists whatever workflows/ holds (possibly none)', () => {
+    expect(Array.isArray(workflowFiles)).toBe(true);
+  });
+
+  it.each(workflowFiles)('workflows/%s validates against runner.config.yaml', async (name) => {
+    // The repository's config when present (found from the repository root), else the defaults.
+    const config = await loadConfig({ cwd: root, env: { ...process.env } });
+    try {
+      const workflow = await loadWorkflow(join(workflowsDir, name), config);
+      expect(workflow.steps.length).toBeGreaterThan(0);
+    } catch (error) {
+      if (error instanceof RunnerError) throw new Error(error.diagnostics.map(formatDiagnostic).join('\n'));
+      throw error;
+    }
+  });
+});
