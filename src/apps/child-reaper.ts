@@ -21,7 +21,13 @@ export function untrackChild(pid: number): void {
 /** SIGKILLs every tracked child and its descendants; synchronous, for `exit` handlers. */
 export function killAllTracked(): void {
   for (const pid of livePids) {
-    signalAll([...listDescendants(pid).reverse(), pid], 'SIGKILL');
+    const tree = [...listDescendants(pid).reverse(), pid];
+    try {
+      process.kill(-pid, 'SIGKILL'); // the app's own process group
+    } catch {
+      // No such group any more.
+    }
+    signalAll(tree, 'SIGKILL');
   }
   livePids.clear();
 }

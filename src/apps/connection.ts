@@ -10,12 +10,12 @@ import {
   type Tool,
   type Transport,
 } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { AppConfig } from '../config/types.js';
 import { maskSecrets } from '../secrets.js';
 import { CallError, classifyCallError } from './call-error.js';
 import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
+import { AppStdioTransport, signalGroup } from './stdio-transport.js';
 import type { VerdictStore } from './verdicts.js';
 
 export const CLIENT_INFO = { name: 'runner', version: '0.1.0' };
@@ -52,13 +52,6 @@ const STDERR_TAIL_LINES = 40;
 /** How long a silent server gets to answer `server/discover` before it counts as 2025-era. */
 const PROBE_TIMEOUT_MS = 5_000;
 
-/**
- * The SDK probes the protocol era on a disposable sibling process for its
- * own StdioClientTransport, and in place for subclasses. In place means one
- * process per connection even without a remembered verdict, and no probe
- * sibling whose grandchildren nobody reaps.
- */
-class AppStdioTransport extends StdioClientTransport {}
 
 /**
  * One live connection to one app: a spawned stdio child or an HTTP session.
@@ -216,10 +209,6 @@ export class AppConnection {
       signal: this.options.signal,
       timeout: this.options.connectTimeoutMs ?? 30_000,
     });
-    if (this.transport instanceof StdioClientTransport && this.transport.pid) {
-      this.pid = this.transport.pid;
-      trackChild(this.pid);
-    }
     const era = this.client.getProtocolEra();
     const server = this.client.getServerVersion();
     this.info = {
@@ -246,6 +235,10 @@ export class AppConnection {
       stderr: 'pipe',
     });
     this.openLog();
+    transport.onspawn = (pid) => {
+      this.pid = pid;
+      trackChild(pid);
+    };
     transport.stderr?.on('data', (chunk: Buffer) => this.captureStderr(chunk.toString('utf8')));
     return transport;
   }
@@ -307,20 +300,25 @@ export class AppConnection {
   }
 
   private async shutdown(): Promise<void> {
-    const pid = this.pid ?? (this.transport instanceof StdioClientTransport ? this.transport.pid : null);
+    const pid = this.pid;
     const descendants = pid ? listDescendants(pid) : [];
     try {
+      // End stdin → SIGTERM → SIGKILL for the app itself.
       await this.client?.close();
     } catch {
       // Closing a broken connection may throw; the process cleanup below still runs.
     }
-    const leftovers = descendants.filter(isAlive);
-    if (leftovers.length > 0) {
-      signalAll(leftovers, 'SIGTERM');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      signalAll(leftovers.filter(isAlive), 'SIGKILL');
+    if (pid) {
+      // Then the rest of its tree: its process group, and any descendant that left the group.
+      const leftovers = descendants.filter(isAlive);
+      if (signalGroup(pid, 'SIGTERM') || leftovers.length > 0) {
+        signalAll(leftovers, 'SIGTERM');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        signalGroup(pid, 'SIGKILL');
+        signalAll(leftovers.filter(isAlive), 'SIGKILL');
+      }
+      untrackChild(pid);
     }
-    if (pid) untrackChild(pid);
     this.markClosed();
     await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
   }

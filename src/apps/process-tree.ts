@@ -51,12 +51,17 @@ export function signalAll(pids: readonly number[], signal: NodeJS.Signals): void
   }
 }
 
-/** True while a process with this pid exists. */
+/** True while a process with this pid exists and is not a zombie waiting to be reaped. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc: kill(0) is all we know
   }
 }

@@ -22,6 +22,7 @@ export class AppRegistry {
   /** Info of every app that connected at least once, for the run record. */
   readonly infos = new Map<string, AppInfo>();
   private closed = false;
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: AppRegistryOptions) {
     const verdictFile =
@@ -43,23 +44,24 @@ export class AppRegistry {
     }
     const existing = this.connections.get(name);
     if (existing) {
-      const connection = await existing.catch(() => undefined);
+      const connection = await abortable(existing.catch(() => undefined), signal);
       if (connection?.alive) return connection;
-      if (!connection) return existing; // a failed open stays failed for this registry's callers
+      if (!connection) return abortable(existing, signal); // a failed open stays failed for this registry's callers
     }
+    // The open is shared by every caller, so no one caller's signal may abort it; each caller only stops waiting.
     const opening = AppConnection.open({
       app,
       artifacts: this.options.config.artifacts,
       verdicts: this.verdicts,
       logFile: this.options.logDir ? join(this.options.logDir, `${name}.log`) : undefined,
       secretValues: this.options.config.secretValues,
-      signal,
+      signal: this.closing.signal,
     }).then((connection) => {
       this.infos.set(name, connection.info);
       return connection;
     });
     this.connections.set(name, opening);
-    return opening;
+    return abortable(opening, signal);
   }
 
   /** Opens several apps in parallel; failures are left for the steps that need them. */
@@ -70,8 +72,29 @@ export class AppRegistry {
   /** Closes every connection, in parallel. */
   async closeAll(): Promise<void> {
     this.closed = true;
+    this.closing.abort(new CallError('cancelled', 'the runner is shutting down'));
     const all = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(all.map((opening) => opening.then((connection) => connection.close()).catch(() => undefined)));
   }
+}
+
+/** Waits for `promise` unless `signal` aborts first; then rejects with the signal's reason. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

@@ -52,11 +52,13 @@ export interface NormalizeConfigInput {
 export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagnostic[]): RunnerConfig {
   const { raw, dir, env } = input;
   const artifacts = resolve(dir, raw.artifacts ?? 'artifacts');
-  const apps: Record<string, AppConfig> = {};
-  for (const declaration of input.apps) {
-    const app = normalizeApp(declaration, { dir, artifacts, env }, diagnostics);
-    if (app) apps[declaration.name] = app;
-  }
+  // fromEntries: an app may be called `__proto__`, which plain assignment would not store.
+  const apps: Record<string, AppConfig> = Object.fromEntries(
+    input.apps.flatMap((declaration) => {
+      const app = normalizeApp(declaration, { dir, artifacts, env }, diagnostics);
+      return app ? [[declaration.name, app]] : [];
+    }),
+  );
   const secrets = raw.secrets ?? [];
   return {
     file: input.file,

@@ -47,20 +47,21 @@ export function parseYamlSource(
     diagnostics.push({ location: locationAt(source, error.pos[0]), message: `${options.json ? 'JSON' : 'YAML'} syntax error: ${firstLine(error.message)}` });
   }
   if (doc.errors.length > 0) return { source, data: undefined };
-  return { source, data: doc.toJS({ maxAliasCount: 1000 }) };
+  return { source, data: doc.toJS() };
 }
 
 /**
- * Parses JSON keeping positions. JSON.parse is the judge of what is JSON (YAML
- * would also accept comments and trailing commas); V8 names the offset of a
- * syntax error only in its message text, so it is read from there, falling
- * back to where YAML saw a problem, then to the end of the text.
+ * Parses JSON keeping positions (from the YAML parser; JSON is YAML). JSON.parse
+ * is the judge of what is JSON and gives the data, since YAML would also accept
+ * comments and trailing commas. V8 names the offset of a syntax error only in
+ * its message text, so it is read from there, falling back to where YAML saw a
+ * problem, then to the end of the text.
  */
 export function parseJsonSource(text: string, file: string, diagnostics: Diagnostic[]): { source: YamlSource; data: unknown } {
   const problems: Diagnostic[] = [];
   const parsed = parseYamlSource(text, file, problems, { json: true });
   try {
-    JSON.parse(text);
+    return { source: parsed.source, data: JSON.parse(text) as unknown };
   } catch (error) {
     const message = (error as Error).message;
     const position = /at position (\d+)/.exec(message);
@@ -69,8 +70,6 @@ export function parseJsonSource(text: string, file: string, diagnostics: Diagnos
     diagnostics.push({ location, message: `JSON syntax error: ${reason}` });
     return { source: parsed.source, data: undefined };
   }
-  diagnostics.push(...problems);
-  return parsed;
 }
 
 /** The 1-based line and column of a character offset. */

@@ -115,7 +115,13 @@ export async function runCall(
       }
     }
   } catch (caught) {
-    const error = caught instanceof CallError ? caught : classifyCallError(caught, { app: step.app, signal: env.signal, sent: false });
+    // Once the run is stopped, whatever failed on the way out failed because of that.
+    const stopped = env.signal.aborted && env.signal.reason instanceof CallAbortReason && !(caught instanceof CallError && caught.kind === env.signal.reason.kind);
+    const error = stopped
+      ? classifyCallError(env.signal.reason, { app: step.app, signal: env.signal, sent: caught instanceof CallError && caught.outcome === 'unknown' })
+      : caught instanceof CallError
+        ? caught
+        : classifyCallError(caught, { app: step.app, signal: env.signal, sent: false });
     const record = (error as CallError & { record?: StepErrorRecord }).record ?? toErrorRecord(error);
     return finish(target, error.kind === 'cancelled' ? 'cancelled' : 'failed', record, env, step, item);
   }

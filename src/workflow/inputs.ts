@@ -57,7 +57,7 @@ export function resolveInputs(
   const attempted = new Set<string>();
   const fromFile = source.file ? ` in ${source.file}` : '';
   for (const [name, value] of Object.entries(given)) {
-    const spec = workflow.inputs[name];
+    const spec = Object.hasOwn(workflow.inputs, name) ? workflow.inputs[name] : undefined;
     attempted.add(name);
     if (!spec) {
       diagnostics.push(unknownInput(workflow, name, `input \`${name}\`${fromFile}`));
@@ -75,7 +75,7 @@ export function resolveInputs(
     }
     const name = pair.slice(0, equals);
     const text = pair.slice(equals + 1);
-    const spec = workflow.inputs[name];
+    const spec = Object.hasOwn(workflow.inputs, name) ? workflow.inputs[name] : undefined;
     attempted.add(name);
     if (!spec) {
       diagnostics.push(unknownInput(workflow, name, `\`-i ${name}\``));

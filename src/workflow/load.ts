@@ -24,7 +24,7 @@ import {
 import { checkCondition, checkTemplateString, findConditionStepReferences, findStepReferences } from './expressions.js';
 import { findCycle } from './graph.js';
 import { describeInputType, matchesInputType } from './inputs.js';
-import { WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
+import { USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, ScheduleTrigger, Step, TemplateValue, WatchTrigger, Workflow } from './types.js';
 
 /** Debounce of `on.watch` when the workflow does not say. */
@@ -32,7 +32,7 @@ export const DEFAULT_DEBOUNCE_MS = 300;
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
-const USES = /^([A-Za-z0-9_-]+)\.(\S+)$/;
+const USES = new RegExp(USES_PATTERN);
 
 /** Names things in a workflow for messages: "step `logo`", "input `company`". */
 const WORKFLOW_NAMES: PathNames = {
@@ -141,10 +141,9 @@ function normalizeSchedules(context: Context): ScheduleTrigger[] {
 }
 
 function normalizeInputs(context: Context): Record<string, InputSpec> {
-  const inputs: Record<string, InputSpec> = {};
-  if (!isRecord(context.raw.inputs)) return inputs;
-  for (const [name, raw] of Object.entries(context.raw.inputs as Record<string, RawInput>)) {
-    if (!isRecord(raw)) continue;
+  if (!isRecord(context.raw.inputs)) return {};
+  const entries = Object.entries(context.raw.inputs as Record<string, RawInput>).flatMap(([name, raw]) => {
+    if (!isRecord(raw)) return [];
     const type = raw.type ?? 'string';
     const hasDefault = 'default' in raw;
     if (hasDefault && INPUT_TYPES.includes(type) && !matchesInputType(raw.default, type)) {
@@ -153,15 +152,17 @@ function normalizeInputs(context: Context): Record<string, InputSpec> {
         message: `\`default\` of input \`${name}\`: expected ${describeInputType(type)} (the input's type), got \`${JSON.stringify(raw.default) ?? 'nothing'}\``,
       });
     }
-    inputs[name] = {
+    const spec: InputSpec = {
       type,
       required: raw.required ?? !hasDefault,
       ...(hasDefault && { default: raw.default }),
       ...(raw.description !== undefined && { description: raw.description }),
       location: locatePath(context.source, ['inputs', name], 'key'),
     };
-  }
-  return inputs;
+    return [[name, spec] as const];
+  });
+  // fromEntries: an input may be called `__proto__`, which plain assignment would not store.
+  return Object.fromEntries(entries);
 }
 
 /** A `steps.<id>` reference found in a string of a step, kept until every id is known. */
@@ -203,12 +204,14 @@ function normalizeSteps(context: Context): Step[] {
 function normalizeStep(raw: RawStep, index: number, node: Node | undefined, context: Context): Step {
   const id = typeof raw.id === 'string' ? raw.id : '';
   const uses = typeof raw.uses === 'string' ? raw.uses : '';
-  const [, app = '', tool = ''] = USES.exec(uses) ?? [];
-  if (app && !(app in context.config.apps)) {
+  const dot = USES.test(uses) ? uses.indexOf('.') : -1;
+  const app = dot > 0 ? uses.slice(0, dot) : '';
+  const tool = dot > 0 ? uses.slice(dot + 1) : '';
+  if (app && !Object.hasOwn(context.config.apps, app)) {
     const where = context.config.file ? `apps in ${context.config.file}` : 'apps (no runner.config.yaml was found)';
     context.diagnostics.push({
       location: locatePath(context.source, ['steps', index, 'uses']),
-      message: `unknown app \`${app}\` in \`uses: ${uses}\` of step \`${id}\``,
+      message: `unknown app \`${app}\` in \`uses: ${uses}\`${id ? ` of step \`${id}\`` : ''}`,
       hint: hintFor(app, Object.keys(context.config.apps), where),
     });
   }

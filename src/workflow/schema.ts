@@ -6,6 +6,8 @@ import { configSchema, countSchema, durationSchema, retrySchema, SCHEMA_DIALECT,
 
 /** Workflow names: they become folder names under the artifacts folder. */
 export const WORKFLOW_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]*$';
+/** `<app>.<tool>`: app names have no dots, tool names may (MCP allows them). */
+export const USES_PATTERN = '^[A-Za-z0-9_-]+\\.[^\\s${}]+$';
 /** Step ids: usable as `steps.<id>` in expressions. */
 export const STEP_ID_PATTERN = '^[A-Za-z_][A-Za-z0-9_-]*$';
 
@@ -89,9 +91,9 @@ const stepSchema = {
     },
     uses: {
       type: 'string',
-      pattern: '^[A-Za-z0-9_-]+\\.\\S+$',
+      pattern: USES_PATTERN,
       errorMessage: '`<app>.<tool>`, like image.resize',
-      description: 'The tool to call: `<app>.<tool>`, the tool name exactly as the app lists it.',
+      description: 'The tool to call: `<app>.<tool>`, the tool name exactly as the app lists it (no expressions).',
     },
     with: templateMapSchema('Tool arguments; strings may contain ${{ }} expressions.'),
     needs: {

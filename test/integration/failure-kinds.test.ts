@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isAlive } from '../../src/apps/process-tree.js';
+import { cliPath, createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+
+/** A workspace with the faulty app, a side-effect counter and one workflow built from `steps`. */
+function faultyWorkspace(steps: string, appFlags: string[] = []): { ws: Workspace; workflow: string; counter: string } {
+  const ws = createWorkspace('');
+  const counter = join(ws.dir, 'counter.txt');
+  const args = [faultyApp, '--counter', counter, '--state', join(ws.dir, 'state'), ...appFlags];
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n`);
+  const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
+  return { ws, workflow, counter };
+}
+
+async function runWorkflow(steps: string, appFlags: string[] = []) {
+  const { ws, workflow, counter } = faultyWorkspace(steps, appFlags);
+  const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+  const record = JSON.parse(result.stdout);
+  const step = (id: string) => record.steps.find((entry: { id: string }) => entry.id === id);
+  const sideEffects = () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []);
+  return { result, record, step, sideEffects };
+}
+
+describe('failure kinds, provoked for real (DESIGN.md §7)', () => {
+  it('tool: a result with isError', async () => {
+    const { result, step } = await runWorkflow('  - id: a\n    uses: faulty.fail\n    with: { message: "disk full" }\n');
+    expect(result.code).toBe(1);
+    expect(step('a')).toMatchObject({ status: 'failed', attempts: 1, error: { kind: 'tool' } });
+    expect(step('a').error.message).toContain('disk full');
+    expect(step('a').text).toContain('disk full');
+  });
+
+  it('protocol: a JSON-RPC error response', async () => {
+    const { result, step } = await runWorkflow('  - id: a\n    uses: faulty.rpc_error\n    with: { code: -32001 }\n');
+    expect(result.code).toBe(1);
+    expect(step('a').error.kind).toBe('protocol');
+    expect(step('a').error.message).toContain('-32001');
+  });
+
+  it('transport: the app dies mid-call; the call fails at once, the side effect is not repeated, the outcome is unknown', async () => {
+    const { result, step, sideEffects } = await runWorkflow(
+      '  - id: a\n    uses: faulty.crash\n    with: { afterSideEffect: true }\n    timeout: 60s\n    retry: { attempts: 3, delay: 10ms }\n',
+    );
+    expect(result.code).toBe(1);
+    expect(step('a')).toMatchObject({ status: 'failed', attempts: 1, error: { kind: 'transport', outcome: 'unknown' } });
+    expect(sideEffects()).toEqual(['crash']);
+  });
+
+  it('timeout: a call that never answers is cancelled at its timeout', async () => {
+    const { result, step } = await runWorkflow('  - id: a\n    uses: faulty.hang\n    timeout: 300ms\n  - id: b\n    uses: faulty.echo\n    needs: [a]\n');
+    expect(result.code).toBe(1);
+    expect(step('a')).toMatchObject({ status: 'failed', error: { kind: 'timeout' } });
+    expect(step('a').error.message).toContain('300ms');
+    expect(step('b').status).toBe('skipped');
+  });
+
+  it('unavailable: no such tool, and an app that fails to start (with its stderr)', async () => {
+    const missing = await runWorkflow('  - id: a\n    uses: faulty.nope\n');
+    expect(missing.step('a').error.kind).toBe('unavailable');
+    expect(missing.step('a').error.message).toContain('has no tool `nope`');
+    expect(missing.step('a').error.message).toContain('echo');
+
+    const broken = await runWorkflow('  - id: a\n    uses: faulty.echo\n', ['--crash-on-start']);
+    expect(broken.result.code).toBe(1);
+    expect(broken.step('a').error.kind).toBe('unavailable');
+    expect(broken.step('a').error.message).toContain('failed to start');
+    expect(broken.step('a').error.message).toContain('faulty: boom at startup');
+  });
+
+  it('input: arguments that break the inputSchema, and an expression that fails, send nothing', async () => {
+    const { result, step, sideEffects } = await runWorkflow(
+      [
+        '  - id: a',
+        '    uses: faulty.work',
+        '    with: { delayMs: "soon" }',
+        '  - id: b',
+        '    uses: faulty.work',
+        "    with: { label: \"${{ fromJSON('not json') }}\" }",
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(1);
+    expect(step('a')).toMatchObject({ status: 'failed', attempts: 0, error: { kind: 'input' } });
+    expect(step('a').error.message).toContain('delayMs');
+    expect(step('b').error.kind).toBe('input');
+    expect(sideEffects()).toEqual([]);
+  });
+
+  it('cancelled: Ctrl-C cancels the in-flight call, records the run as cancelled, leaves no process behind, exits 130', async () => {
+    const { ws, workflow } = faultyWorkspace('  - id: a\n    uses: faulty.hang\n  - id: b\n    uses: faulty.echo\n    needs: [a]\n', ['--spawn-grandchild', 'PIDS']);
+    // The grandchild pid file lives in the workspace.
+    const pids = join(ws.dir, 'PIDS');
+    ws.write('runner.config.yaml', readFileSync(ws.config, 'utf8').replace('"PIDS"', JSON.stringify(pids)));
+    const child = spawn(process.execPath, [cliPath, '--config', ws.config, 'run', workflow], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let interrupted = false;
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (!interrupted && stderr.includes('a running')) {
+        interrupted = true; // once: a second Ctrl-C means "exit at once"
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    const runDir = stderr.match(/started → (\S+)/)![1]!;
+    const record = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'));
+    expect(record.status).toBe('cancelled');
+    expect(record.steps[0]).toMatchObject({ status: 'cancelled', error: { kind: 'cancelled' } });
+    expect(record.steps[1].status).toBe('cancelled');
+    const grandchildren = readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number);
+    expect(grandchildren.length).toBeGreaterThan(0);
+    for (const pid of grandchildren) expect(isAlive(pid)).toBe(false);
+  });
+});
