@@ -16,6 +16,7 @@ import { CallError, classifyCallError } from './call-error.js';
 import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
 import { AppStdioTransport, signalGroup } from './stdio-transport.js';
+import { ElicitationRouter } from './elicitation-router.js';
 import type { VerdictStore } from './verdicts.js';
 
 export const CLIENT_INFO = { name: 'runner', version: '0.1.0' };
@@ -40,7 +41,23 @@ export interface AppConnectionOptions {
   signal?: AbortSignal;
 }
 
+/** What a tool asked the user for, mid-call (form elicitation). */
+export interface ElicitationRequest {
+  message: string;
+  /** JSON Schema of the requested fields: `properties`, `required`. */
+  requestedSchema: { properties?: Record<string, unknown>; required?: string[] };
+}
+
+export interface ElicitationAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}
+
+export type ElicitationHandler = (request: ElicitationRequest) => Promise<ElicitationAnswer>;
+
 export interface CallOptions {
+  /** Answers the tool's questions for this call; without one, every question is declined. */
+  onElicit?: ElicitationHandler;
   signal?: AbortSignal;
   /** Upper bound the SDK enforces; the executor enforces the real timeouts through its Clock. */
   timeoutMs?: number;
@@ -48,6 +65,8 @@ export interface CallOptions {
 }
 
 const STDERR_TAIL_LINES = 40;
+
+
 
 /** How long a silent server gets to answer `server/discover` before it counts as 2025-era. */
 const PROBE_TIMEOUT_MS = 5_000;
@@ -71,6 +90,7 @@ export class AppConnection {
   private pid: number | null = null;
   private readonly closeListeners = new Set<() => void>();
   private client!: Client;
+  private readonly elicitation = new ElicitationRouter();
   private transport!: Transport;
 
   private constructor(private readonly options: AppConnectionOptions) {
@@ -150,16 +170,19 @@ export class AppConnection {
     if (this.closed) {
       throw new CallError('transport', `${this.name} is not running`, { outcome: 'not-sent' });
     }
+    const elicitor = options.onElicit;
     try {
-      return (await this.client.callTool(
-        { name, arguments: args },
-        {
-          signal: options.signal,
-          timeout: options.timeoutMs ?? 24 * 60 * 60 * 1000,
-          onprogress: options.onprogress,
-          resetTimeoutOnProgress: false,
-        },
-      )) as CallToolResult;
+      const call = () =>
+        this.client.callTool(
+          { name, arguments: args },
+          {
+            signal: options.signal,
+            timeout: options.timeoutMs ?? 24 * 60 * 60 * 1000,
+            onprogress: options.onprogress,
+            resetTimeoutOnProgress: false,
+          },
+        );
+      return (await (elicitor ? this.elicitation.run(elicitor, call) : call())) as CallToolResult;
     } catch (error) {
       throw classifyCallError(error, { app: this.name, signal: options.signal, sent: true });
     }
@@ -184,7 +207,7 @@ export class AppConnection {
     const roots = app.roots;
     this.client = new Client(CLIENT_INFO, {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: PROBE_TIMEOUT_MS } },
-      capabilities: roots === false ? {} : { roots: { listChanged: false } },
+      capabilities: { elicitation: { form: {} }, ...(roots === false ? {} : { roots: { listChanged: false } }) },
       listChanged: {
         tools: {
           onChanged: (error, tools) => {
@@ -202,13 +225,23 @@ export class AppConnection {
         roots: roots.map((folder) => ({ uri: pathToFileURL(folder).href, name: folder })),
       }));
     }
+    this.client.setRequestHandler('elicitation/create', async (request, ctx) => {
+      const params = request.params as { mode?: string; message: string; requestedSchema?: ElicitationRequest['requestedSchema'] };
+      if (params.mode === 'url') return { action: 'decline' as const };
+      const handler = this.elicitation.route(params, ctx.mcpReq.id);
+      if (!handler) return { action: 'decline' as const };
+      const answer = await handler({ message: params.message, requestedSchema: params.requestedSchema ?? {} });
+      return answer.action === 'accept' ? { action: 'accept' as const, content: (answer.content ?? {}) as Record<string, string | number | boolean | string[]> } : { action: answer.action };
+    });
     this.client.onclose = () => this.markClosed();
     this.transport = this.createTransport();
+    this.elicitation.tapSend(this.transport);
     await this.client.connect(this.transport, {
       prior,
       signal: this.options.signal,
       timeout: this.options.connectTimeoutMs ?? 30_000,
     });
+    this.elicitation.tapReceive(this.transport);
     const era = this.client.getProtocolEra();
     const server = this.client.getServerVersion();
     this.info = {

@@ -21,6 +21,15 @@ export interface AttemptRecord {
   error: StepErrorRecord | null;
 }
 
+/** A question a tool asked mid-call, and how it was answered. */
+export interface ElicitationRecord {
+  message: string;
+  action: 'accept' | 'decline' | 'cancel';
+  /** Which fields were answered, and from where: the step's `elicit:` map or the terminal. */
+  answered: string[];
+  source: 'workflow' | 'terminal' | 'none';
+}
+
 /** One call of a foreach step. */
 export interface ItemRecord {
   index: number;
@@ -32,6 +41,7 @@ export interface ItemRecord {
   files: string[];
   error: StepErrorRecord | null;
   history: AttemptRecord[];
+  elicitations?: ElicitationRecord[];
 }
 
 export interface StepRecord {
@@ -49,6 +59,8 @@ export interface StepRecord {
   error: StepErrorRecord | null;
   /** Every attempt with its own start, end and error. */
   history: AttemptRecord[];
+  /** Questions the tool asked mid-call (form elicitation). */
+  elicitations?: ElicitationRecord[];
   /** foreach steps: one record per item. */
   items?: ItemRecord[];
 }

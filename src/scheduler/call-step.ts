@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import type PQueue from 'p-queue';
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { ElicitationHandler } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason, CallError, classifyCallError } from '../apps/call-error.js';
-import type { AttemptRecord, ItemRecord, StepErrorRecord, StepRecord } from '../artifacts/run-record.js';
+import type { AttemptRecord, ElicitationRecord, ItemRecord, StepErrorRecord, StepRecord } from '../artifacts/run-record.js';
 import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
 import type { Clock } from '../clock.js';
 import type { RetryPolicy, RunnerConfig } from '../config/types.js';
@@ -11,12 +12,13 @@ import { evaluateTemplate, ExpressionError, type ExpressionContext } from '../wo
 import type { Step } from '../workflow/types.js';
 import type { CallEvent, PolicyOverrides } from './events.js';
 import type { Limits } from './limits.js';
+import { createElicitationHandler } from './elicit.js';
 import { decidePolicy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
 import { computeBackoffMs, isRetryableKind, isRetrySafe } from './retry.js';
 import { checkToolArguments } from './validate-args.js';
 
 /** The fields a step record and a foreach item record share: what one call fills in. */
-export type CallRecord = Pick<StepRecord & ItemRecord, 'status' | 'attempts' | 'args' | 'outputs' | 'files' | 'error' | 'history'> & {
+export type CallRecord = Pick<StepRecord & ItemRecord, 'status' | 'attempts' | 'args' | 'outputs' | 'files' | 'error' | 'history' | 'elicitations'> & {
   text: string | string[];
 };
 
@@ -88,7 +90,11 @@ export async function runCall(
       const startedAt = new Date(clock.now()).toISOString();
       target.attempts = attempt;
       try {
-        const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env);
+        const asked: ElicitationRecord[] = [];
+        const onElicit = createElicitationHandler(step, ctx, env.policy.prompter, env.signal, asked, item);
+        const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env, onElicit).finally(() => {
+          if (asked.length > 0) (target.elicitations ??= []).push(...asked);
+        });
         const saved = await saveResult(callDir, result, readerFor(connection, env.signal));
         target.outputs = outputsOf(result);
         target.text = textOf(result);
@@ -128,7 +134,13 @@ export async function runCall(
 }
 
 /** One attempt: takes a slot in every limit, then calls with hard and idle timeouts. */
-async function callOnce(step: Step, args: Record<string, unknown>, timeoutMs: number, env: CallEnvironment): Promise<CallToolResult> {
+async function callOnce(
+  step: Step,
+  args: Record<string, unknown>,
+  timeoutMs: number,
+  env: CallEnvironment,
+  onElicit: ElicitationHandler,
+): Promise<CallToolResult> {
   let dispatched = false;
   try {
     return await env.limits.run(
@@ -161,6 +173,7 @@ async function callOnce(step: Step, args: Record<string, unknown>, timeoutMs: nu
             // The SDK's own timer is only a backstop; the Clock-driven timers above decide.
             timeoutMs: timeoutMs + 5_000,
             onprogress: armIdle,
+            onElicit,
           });
         } finally {
           env.signal.removeEventListener('abort', onRunAbort);

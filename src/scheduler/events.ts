@@ -22,7 +22,24 @@ export interface ApprovalRequest {
 
 export type Approver = (request: ApprovalRequest) => Promise<boolean>;
 
+/** A tool's mid-call question, for the terminal. */
+export interface FieldsRequest {
+  app: string;
+  tool: string;
+  stepId: string;
+  item?: number;
+  message: string;
+  /** Only the fields the workflow did not answer already. */
+  fields: { name: string; type: string; description?: string; required: boolean; enum?: unknown[] }[];
+  signal: AbortSignal;
+}
+
+/** Asks the user for field values; `decline` when they will not answer. */
+export type FieldsPrompter = (request: FieldsRequest) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>;
+
 export interface PolicyOverrides {
+  /** Answers elicitation on a TTY; absent → unanswered questions are declined. */
+  prompter?: FieldsPrompter;
   /** --yes: every ask is allowed. */
   yes: boolean;
   /** --allow GLOB...: asks matching a glob are allowed. */

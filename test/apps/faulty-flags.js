@@ -16,6 +16,7 @@ const VALUE_FLAGS = {
   '--counter': 'counterFile',
   '--state': 'stateDir',
   '--name': 'name',
+  '--pid-file': 'pidFile',
 };
 
 /** Parse argv into an options object; throws with a message naming the bad flag. */

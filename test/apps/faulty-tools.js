@@ -22,6 +22,9 @@ const NAME_REQUEST = {
   required: ['name'],
 };
 
+// Calls of `concurrent` in flight in this process.
+let inFlight = 0;
+
 const object = (properties = {}, required = []) => ({ type: 'object', properties, required, additionalProperties: false });
 const DELAY = { type: 'integer', minimum: 0, description: 'Milliseconds to wait first' };
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
@@ -36,6 +39,21 @@ function defineTools({ counterFile, stateDir }) {
     appendFileSync(counterFile, `${line}\n`);
   };
   return {
+    concurrent: {
+      description: 'Count calls in flight in this process: append `start <epoch ms> <in flight>` to the counter, wait `delayMs`.',
+      annotations: READ_ONLY,
+      input: object({ delayMs: DELAY }),
+      run: async ({ delayMs = 50 }, ctx) => {
+        inFlight++;
+        append(`start ${Date.now()} ${inFlight}`);
+        try {
+          await sleep(delayMs, undefined, { signal: ctx.mcpReq.signal });
+        } finally {
+          inFlight--;
+        }
+        return text('done');
+      },
+    },
     echo: {
       description: 'Return `text` after `delayMs` (0: at once).',
       annotations: READ_ONLY,

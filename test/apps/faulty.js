@@ -18,6 +18,7 @@
 //   --counter FILE         where side-effecting tools append one line per execution
 //   --state DIR            folder for marker files (crash_once)
 //   --name NAME            server name (default `faulty`)
+//   --pid-file FILE        append this process's pid as a line to FILE at start
 //
 // Tools (RO read-only, I idempotent; all openWorldHint false, destructiveHint false):
 //   echo {text?, delayMs?}             RO I   text + structuredContent {text}; no I/O on this path
@@ -32,6 +33,7 @@
 //   no_annotations {}                         no annotations: spec defaults apply
 //   ask_name {}                        RO     form elicitation for {name} → `hello <name>` | declined | cancelled
 //   image {}                           RO I   image block + resource_link (faulty://files/report.txt) + PDF blob
+//   concurrent {delayMs?}              RO I   waits; appends `start <ms> <in-flight>` to the counter: the peak in flight, measured here
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -89,6 +91,7 @@ async function main() {
     process.on('SIGTERM', () => log('ignoring SIGTERM'));
     process.on('SIGINT', () => log('ignoring SIGINT'));
   }
+  if (options.pidFile) appendFileSync(options.pidFile, `${process.pid}\n`);
   if (options.ignoreStdinClose) setInterval(() => {}, 1 << 30);
   if (options.grandchildPidFile) spawnGrandchild(options.grandchildPidFile);
   if (options.junkStdout) [0, 1].forEach(writeJunk);

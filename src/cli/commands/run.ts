@@ -8,7 +8,7 @@ import { loadRun, runOnce } from '../../runner.js';
 import type { PolicyOverrides } from '../../scheduler/events.js';
 import { planRun } from '../../scheduler/plan.js';
 import { maskSecretsDeep } from '../../secrets.js';
-import { createTerminalApprover } from '../approver.js';
+import { createTerminalPrompts } from '../terminal-prompts.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 
 export interface RunCommandOptions extends GlobalOptions {
@@ -63,7 +63,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       signal: controller.signal,
       onLoaded: ({ config }) => {
         reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues });
-        if (interactive) policy.approver = createTerminalApprover(io, config.secretValues);
+        if (interactive) Object.assign(policy, createTerminalPrompts(io, config.secretValues));
         secretValues = config.secretValues;
       },
       onEvent: (event) => reporter?.(event),

@@ -1,0 +1,90 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+
+/** A call's answerer for the questions a tool asks mid-call. */
+export type Elicitor = (request: { message: string; requestedSchema: { properties?: Record<string, unknown>; required?: string[] } }) => Promise<{
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}>;
+
+type Id = string | number;
+
+/**
+ * Finds which in-flight call a tool's question belongs to. The question does
+ * not say: on 2026-07-28 it arrives as an `input_required` result that the
+ * SDK fulfils after the response left the call's async context, on 2025 as
+ * an `elicitation/create` request from the server. So the router watches the
+ * wire: it tags each outgoing `tools/call` (sent inside the call's context)
+ * by request id, and matches an `input_required` result by its request id
+ * and the question's content. A 2025-era `elicitation/create` carries nothing
+ * that links it to a call on stdio (its `_meta.progressToken` is the server's
+ * own), so it goes to the only call in flight that can answer; with several
+ * in flight it is declined rather than answered with another step's values.
+ */
+export class ElicitationRouter {
+  private readonly scope = new AsyncLocalStorage<Elicitor>();
+  private readonly inFlight = new Set<Elicitor>();
+  private readonly byRequestId = new Map<Id, Elicitor>();
+  /** Questions from input_required results not yet asked: key → { elicitor, question JSON }. */
+  private readonly pending: { elicitor: Elicitor; key: string; question: string }[] = [];
+
+  /** Runs `call` as the call that `elicitor` answers for. */
+  async run<T>(elicitor: Elicitor, call: () => Promise<T>): Promise<T> {
+    this.inFlight.add(elicitor);
+    try {
+      return await this.scope.run(elicitor, call);
+    } finally {
+      this.inFlight.delete(elicitor);
+      for (const [key, value] of this.byRequestId) if (value === elicitor) this.byRequestId.delete(key);
+      for (let i = this.pending.length - 1; i >= 0; i--) if (this.pending[i]!.elicitor === elicitor) this.pending.splice(i, 1);
+    }
+  }
+
+  /** Taps a transport's outgoing messages; call before connect. */
+  tapSend(transport: Transport): void {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const elicitor = this.scope.getStore();
+      if (elicitor && 'method' in message && message.method === 'tools/call' && 'id' in message) {
+        this.byRequestId.set(message.id, elicitor);
+      }
+      return send(message, options);
+    };
+  }
+
+  /** Taps incoming messages; call after connect (the SDK sets `onmessage` while connecting). */
+  tapReceive(transport: Transport): void {
+    const receive = transport.onmessage;
+    if (!receive) return;
+    transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+      if ('id' in message && message.id !== undefined && !('method' in message)) this.noteResponse(message.id, 'result' in message ? message.result : undefined);
+      (receive as (message: JSONRPCMessage, extra?: unknown) => void)(message, extra);
+    };
+  }
+
+  /** The elicitor for a question, or undefined when it cannot be told. */
+  route(params: { message: string; requestedSchema?: unknown }, requestKey: Id): Elicitor | undefined {
+    const inContext = this.scope.getStore();
+    if (inContext) return inContext;
+    const question = questionOf(params);
+    const index = this.pending.findIndex((entry) => entry.key === String(requestKey) && entry.question === question);
+    if (index >= 0) return this.pending.splice(index, 1)[0]!.elicitor;
+    return this.inFlight.size === 1 ? [...this.inFlight][0] : undefined;
+  }
+
+  private noteResponse(id: Id, result: unknown): void {
+    const elicitor = this.byRequestId.get(id);
+    if (!elicitor) return;
+    this.byRequestId.delete(id);
+    const body = result as { resultType?: string; inputRequests?: Record<string, { method?: string; params?: unknown }> } | undefined;
+    if (body?.resultType !== 'input_required' || !body.inputRequests) return;
+    for (const [key, request] of Object.entries(body.inputRequests)) {
+      const params = (request.params ?? request) as { message: string; requestedSchema?: unknown };
+      this.pending.push({ elicitor, key, question: questionOf(params) });
+    }
+  }
+}
+
+function questionOf(params: { message?: string; requestedSchema?: unknown }): string {
+  return JSON.stringify([params.message ?? '', params.requestedSchema ?? null]);
+}

@@ -1,0 +1,84 @@
+import { createInterface } from 'node:readline/promises';
+import type { Approver, FieldsPrompter } from '../scheduler/events.js';
+import { maskSecretsDeep } from '../secrets.js';
+import type { CliIO } from './io.js';
+
+/**
+ * Questions on the terminal: approval of `ask` calls (app, tool, hints and the
+ * arguments with secrets masked) and answers to a tool's mid-call questions.
+ * One question at a time, even when calls run in parallel. Only used when
+ * stdin and stderr are TTYs.
+ */
+export function createTerminalPrompts(io: CliIO, secretValues: readonly string[]): { approver: Approver; prompter: FieldsPrompter } {
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialize = <T>(task: () => Promise<T>): Promise<T> => {
+    const result = queue.then(task, task);
+    queue = result.catch(() => undefined);
+    return result;
+  };
+  const withReadline = async <T>(signal: AbortSignal, use: (ask: (question: string) => Promise<string>) => Promise<T>): Promise<T> => {
+    const rl = createInterface({ input: io.stdin, output: process.stderr, terminal: true });
+    try {
+      return await use((question) => rl.question(question, { signal }));
+    } finally {
+      rl.close();
+    }
+  };
+
+  const approver: Approver = (request) =>
+    serialize(async () => {
+      if (request.signal.aborted) return false;
+      const hints = Object.entries(request.hints)
+        .filter(([, on]) => on)
+        .map(([name]) => name)
+        .join(', ');
+      const args = JSON.stringify(maskSecretsDeep(request.args, secretValues), null, 2).split('\n').join('\n    ');
+      io.stderr(
+        `\n? ${request.app}.${request.tool} (step ${label(request.stepId, request.item)}) needs approval: ${request.reason}\n` +
+          `    hints: ${hints || 'none'}\n    arguments: ${args}\n`,
+      );
+      try {
+        return await withReadline(request.signal, async (ask) => /^y(es)?$/i.test((await ask('  Allow this call? [y/N] ')).trim()));
+      } catch {
+        return false;
+      }
+    });
+
+  const prompter: FieldsPrompter = (request) =>
+    serialize(async () => {
+      if (request.signal.aborted) return { action: 'cancel' as const };
+      io.stderr(`\n? ${request.app}.${request.tool} (step ${label(request.stepId, request.item)}) asks: ${request.message}\n  (empty answer to a required field declines)\n`);
+      try {
+        return await withReadline(request.signal, async (ask) => {
+          const content: Record<string, unknown> = {};
+          for (const field of request.fields) {
+            const choices = field.enum ? ` [${field.enum.join('/')}]` : '';
+            const answer = (await ask(`  ${field.name}${field.required ? '' : ' (optional)'}${choices}${field.description ? ` — ${field.description}` : ''}: `)).trim();
+            if (answer === '') {
+              if (field.required) return { action: 'decline' as const };
+              continue;
+            }
+            content[field.name] = convertAnswer(answer, field.type);
+          }
+          return { action: 'accept' as const, content };
+        });
+      } catch {
+        return { action: 'cancel' as const };
+      }
+    });
+
+  return { approver, prompter };
+}
+
+function label(stepId: string, item: number | undefined): string {
+  return item === undefined ? stepId : `${stepId}[${item}]`;
+}
+
+function convertAnswer(answer: string, type: string): unknown {
+  if (type === 'number' || type === 'integer') {
+    const value = Number(answer);
+    return Number.isFinite(value) ? value : answer;
+  }
+  if (type === 'boolean') return /^(y|yes|true|1)$/i.test(answer);
+  return answer;
+}

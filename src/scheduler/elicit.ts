@@ -1,0 +1,54 @@
+import type { ElicitationAnswer, ElicitationHandler, ElicitationRequest } from '../apps/connection.js';
+import type { ElicitationRecord } from '../artifacts/run-record.js';
+import { evaluateTemplate, type ExpressionContext } from '../workflow/expressions.js';
+import type { Step } from '../workflow/types.js';
+import type { FieldsPrompter } from './events.js';
+
+/**
+ * Answers a tool's mid-call questions for one call: first from the step's
+ * `elicit:` map, then (for what is left) on the terminal, else declines.
+ * Every question and its outcome is appended to `log`.
+ */
+export function createElicitationHandler(
+  step: Step,
+  ctx: ExpressionContext,
+  prompter: FieldsPrompter | undefined,
+  signal: AbortSignal,
+  log: ElicitationRecord[],
+  item?: number,
+): ElicitationHandler {
+  return async (request: ElicitationRequest): Promise<ElicitationAnswer> => {
+    const properties = (request.requestedSchema.properties ?? {}) as Record<string, { type?: string; description?: string; enum?: unknown[] }>;
+    const required = new Set(request.requestedSchema.required ?? []);
+    const given = step.elicit ? (evaluateTemplate(step.elicit, ctx) as Record<string, unknown>) : {};
+    const content: Record<string, unknown> = {};
+    for (const name of Object.keys(properties)) if (name in given) content[name] = given[name];
+    const fromWorkflow = Object.keys(content);
+    const missing = Object.keys(properties).filter((name) => !(name in content));
+    const missingRequired = missing.filter((name) => required.has(name));
+
+    let answer: ElicitationAnswer;
+    let source: ElicitationRecord['source'];
+    if (missingRequired.length === 0 && fromWorkflow.length > 0) {
+      answer = { action: 'accept', content };
+      source = 'workflow';
+    } else if (prompter) {
+      const asked = await prompter({
+        app: step.app,
+        tool: step.tool,
+        stepId: step.id,
+        item,
+        message: request.message,
+        fields: missing.map((name) => ({ name, type: properties[name]?.type ?? 'string', description: properties[name]?.description, required: required.has(name), enum: properties[name]?.enum })),
+        signal,
+      });
+      answer = asked.action === 'accept' ? { action: 'accept', content: { ...content, ...asked.content } } : { action: asked.action };
+      source = 'terminal';
+    } else {
+      answer = { action: 'decline' };
+      source = 'none';
+    }
+    log.push({ message: request.message, action: answer.action, answered: answer.action === 'accept' ? Object.keys(answer.content ?? {}) : [], source });
+    return answer;
+  };
+}

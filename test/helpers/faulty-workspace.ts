@@ -1,0 +1,53 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createWorkspace, faultyApp, runCli, type Workspace } from './workspace.js';
+
+export interface FaultyRun {
+  ws: Workspace;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  record: any;
+  step(id: string): any;
+  /** Lines the app's side-effecting tools appended to the counter file. */
+  sideEffects(): string[];
+}
+
+export interface FaultyOptions {
+  /** Extra flags for the faulty app. */
+  appFlags?: string[];
+  /** Extra YAML under the `faulty:` app entry (indented by 4). */
+  appYaml?: string;
+  /** Extra top-level config YAML. */
+  configYaml?: string;
+  /** Extra CLI arguments after the workflow. */
+  cliArgs?: string[];
+  /** Workflow-level YAML before `steps:`. */
+  workflowYaml?: string;
+}
+
+/** Runs a one-off workflow against the faulty app through the real CLI. */
+export async function runFaulty(steps: string, options: FaultyOptions = {}): Promise<FaultyRun> {
+  const ws = createWorkspace('');
+  const counter = join(ws.dir, 'counter.txt');
+  const args = [faultyApp, '--counter', counter, '--state', join(ws.dir, 'state'), ...(options.appFlags ?? [])];
+  ws.write(
+    'runner.config.yaml',
+    `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n${options.appYaml ?? ''}${options.configYaml ?? ''}`,
+  );
+  const workflow = ws.write('wf.yaml', `name: wf\n${options.workflowYaml ?? ''}steps:\n${steps}`);
+  const result = await runCli(['--config', ws.config, 'run', workflow, '--json', ...(options.cliArgs ?? [])], { cwd: ws.dir, timeoutMs: 40_000 });
+  let record: any = null;
+  try {
+    record = JSON.parse(result.stdout);
+  } catch {
+    record = null;
+  }
+  return {
+    ws,
+    ...result,
+    record,
+    step: (id) => record?.steps.find((entry: { id: string }) => entry.id === id),
+    sideEffects: () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []),
+  };
+}
