@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { CallError } from './call-error.js';
 import { AppConnection, type AppInfo } from './connection.js';
@@ -10,14 +11,36 @@ export interface AppRegistryOptions {
   logDir?: string;
   /** Where era verdicts persist. @default `<artifacts>/.runner/verdicts.json` */
   verdictFile?: string | null;
+  clock?: Clock;
+}
+
+/** One app's connection attempt, with what the restart backoff needs to know. */
+interface Slot {
+  opening: Promise<AppConnection>;
+  /** When the attempt started, and when it failed (0 while it has not). */
+  startedAt: number;
+  failedAt: number;
+  /** Consecutive short-lived or failed attempts before this one. */
+  failures: number;
+}
+
+/** A connection that lived this long counts as healthy: its death restarts the backoff from zero. */
+const HEALTHY_AFTER_MS = 30_000;
+
+/** Delay before the (failures+1)th consecutive attempt: 0, then 250 ms doubling to 10 s. */
+export function restartDelayMs(failures: number): number {
+  return failures === 0 ? 0 : Math.min(250 * 2 ** (failures - 1), 10_000);
 }
 
 /**
  * Opens apps lazily, once each, and shares the connection with every caller.
- * An app whose connection died is opened again by the next caller that needs it.
+ * An app whose connection died is opened again by the next caller that needs
+ * it, after a backoff that grows while it keeps dying young; an app that
+ * failed to start fails its callers at once until its backoff has passed.
  */
 export class AppRegistry {
-  private readonly connections = new Map<string, Promise<AppConnection>>();
+  private readonly slots = new Map<string, Slot>();
+  private readonly clock: Clock;
   private readonly verdicts: VerdictStore;
   /** Info of every app that connected at least once, for the run record. */
   readonly infos = new Map<string, AppInfo>();
@@ -28,6 +51,7 @@ export class AppRegistry {
     const verdictFile =
       options.verdictFile === undefined ? join(options.config.artifacts, '.runner', 'verdicts.json') : options.verdictFile;
     this.verdicts = new VerdictStore(verdictFile);
+    this.clock = options.clock ?? systemClock;
   }
 
   has(name: string): boolean {
@@ -42,26 +66,48 @@ export class AppRegistry {
       const known = Object.keys(this.options.config.apps).join(', ') || 'none';
       throw new CallError('unavailable', `no app named \`${name}\` in the config (apps: ${known})`);
     }
-    const existing = this.connections.get(name);
-    if (existing) {
-      const connection = await abortable(existing.catch(() => undefined), signal);
+    const slot = this.slots.get(name);
+    let failures = 0;
+    if (slot) {
+      const connection = await abortable(slot.opening.catch(() => undefined), signal);
       if (connection?.alive) return connection;
-      if (!connection) return abortable(existing, signal); // a failed open stays failed for this registry's callers
+      if (this.slots.get(name) !== slot) return this.get(name, signal); // another caller already reopened it
+      const now = this.clock.now();
+      if (!connection) {
+        // Do not hammer an app that cannot start: its callers get the same failure until the backoff has passed.
+        if (now - slot.failedAt < restartDelayMs(slot.failures + 1)) return abortable(slot.opening, signal);
+        failures = slot.failures + 1;
+      } else {
+        failures = now - slot.startedAt < HEALTHY_AFTER_MS ? slot.failures + 1 : 1;
+      }
     }
+    const delayMs = slot ? restartDelayMs(failures) : 0;
+    const next: Slot = { opening: undefined as unknown as Promise<AppConnection>, startedAt: this.clock.now() + delayMs, failedAt: 0, failures };
     // The open is shared by every caller, so no one caller's signal may abort it; each caller only stops waiting.
-    const opening = AppConnection.open({
-      app,
-      artifacts: this.options.config.artifacts,
-      verdicts: this.verdicts,
-      logFile: this.options.logDir ? join(this.options.logDir, `${name}.log`) : undefined,
-      secretValues: this.options.config.secretValues,
-      signal: this.closing.signal,
-    }).then((connection) => {
-      this.infos.set(name, connection.info);
-      return connection;
-    });
-    this.connections.set(name, opening);
-    return abortable(opening, signal);
+    next.opening = (delayMs > 0 ? this.clock.sleep(delayMs, this.closing.signal) : Promise.resolve())
+      .then(() =>
+        AppConnection.open({
+          app,
+          artifacts: this.options.config.artifacts,
+          verdicts: this.verdicts,
+          logFile: this.options.logDir ? join(this.options.logDir, `${name}.log`) : undefined,
+          secretValues: this.options.config.secretValues,
+          signal: this.closing.signal,
+        }),
+      )
+      .then(
+        (connection) => {
+          this.infos.set(name, connection.info);
+          return connection;
+        },
+        (error: unknown) => {
+          next.failedAt = this.clock.now();
+          throw error;
+        },
+      );
+    next.opening.catch(() => undefined); // failures are read by callers; never unhandled
+    this.slots.set(name, next);
+    return abortable(next.opening, signal);
   }
 
   /** Opens several apps in parallel; failures are left for the steps that need them. */
@@ -73,9 +119,9 @@ export class AppRegistry {
   async closeAll(): Promise<void> {
     this.closed = true;
     this.closing.abort(new CallError('cancelled', 'the runner is shutting down'));
-    const all = [...this.connections.values()];
-    this.connections.clear();
-    await Promise.all(all.map((opening) => opening.then((connection) => connection.close()).catch(() => undefined)));
+    const all = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(all.map((slot) => slot.opening.then((connection) => connection.close()).catch(() => undefined)));
   }
 }
 

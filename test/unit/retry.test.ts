@@ -29,3 +29,10 @@ describe('retry safety', () => {
     expect(mergeRetry(policy, { attempts: 2 }, undefined, { delayMs: 10, backoff: undefined })).toEqual({ ...policy, attempts: 2, delayMs: 10 });
   });
 });
+
+describe('app restart backoff', async () => {
+  const { restartDelayMs } = await import('../../src/apps/registry.js');
+  it('restarts at once the first time, then backs off doubling up to 10 s', () => {
+    expect([0, 1, 2, 3, 6, 10].map(restartDelayMs)).toEqual([0, 250, 500, 1000, 8000, 10000]);
+  });
+});
