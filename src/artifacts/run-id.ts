@@ -6,3 +6,6 @@ export function createRunId(nowMs: number): string {
   const stamp = `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${iso.slice(20, 23)}`;
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
+
+/** What createRunId produces: used to recognize run folders (`<artifacts>/<workflow>/<run-id>/`). */
+export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$/;

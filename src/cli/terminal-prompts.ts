@@ -9,10 +9,22 @@ import type { CliIO } from './io.js';
  * One question at a time, even when calls run in parallel. Only used when
  * stdin and stderr are TTYs.
  */
-export function createTerminalPrompts(io: CliIO, secretValues: readonly string[]): { approver: Approver; prompter: FieldsPrompter } {
+export function createTerminalPrompts(
+  io: CliIO,
+  secretValues: readonly string[],
+): { approver: Approver; prompter: FieldsPrompter; isPrompting: () => boolean } {
   let queue: Promise<unknown> = Promise.resolve();
+  let prompting = 0;
   const serialize = <T>(task: () => Promise<T>): Promise<T> => {
-    const result = queue.then(task, task);
+    const run = async () => {
+      prompting++;
+      try {
+        return await task();
+      } finally {
+        prompting--;
+      }
+    };
+    const result = queue.then(run, run);
     queue = result.catch(() => undefined);
     return result;
   };
@@ -67,7 +79,7 @@ export function createTerminalPrompts(io: CliIO, secretValues: readonly string[]
       }
     });
 
-  return { approver, prompter };
+  return { approver, prompter, isPrompting: () => prompting > 0 };
 }
 
 function label(stepId: string, item: number | undefined): string {

@@ -10,6 +10,8 @@ export interface ProgressOptions {
   tty: boolean;
   secretValues: readonly string[];
   now?: () => number;
+  /** While true (a question is on the terminal), the live view does not redraw over it. */
+  paused?: () => boolean;
 }
 
 const symbols: Record<StepStatus, string> = {
@@ -59,8 +61,18 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
   let timer: NodeJS.Timeout | undefined;
   let latest: RunRecord | undefined;
   const now = options.now ?? Date.now;
+  let wasPaused = false;
   const draw = (final: boolean) => {
     if (!latest) return;
+    if (options.paused?.()) {
+      wasPaused = true;
+      return;
+    }
+    if (wasPaused) {
+      // Whatever was drawn before is above the question now: start a fresh block below it.
+      drawnLines = 0;
+      wasPaused = false;
+    }
     const lines = latest.steps.map((step) => {
       const items = step.items ? ` ${step.items.filter((item) => item.status === 'succeeded').length}/${step.items.length}` : '';
       const took = step.startedAt && step.endedAt ? ` ${formatMs(Date.parse(step.endedAt) - Date.parse(step.startedAt))}` : step.startedAt ? ` ${formatMs(now() - Date.parse(step.startedAt))}` : '';

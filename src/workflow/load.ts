@@ -21,6 +21,7 @@ import {
   type YamlPath,
   type YamlSource,
 } from '../config/yaml-source.js';
+import { checkCronExpression, checkTimezone, CRON_EXPECTED } from './cron-syntax.js';
 import { checkCondition, checkTemplateString, findConditionStepReferences, findStepReferences } from './expressions.js';
 import { findCycle } from './graph.js';
 import { describeInputType, matchesInputType } from './inputs.js';
@@ -125,6 +126,7 @@ function normalizeWatch(watch: NonNullable<NonNullable<RawWorkflow['on']>['watch
 function normalizeSchedules(context: Context): ScheduleTrigger[] {
   const schedules = context.raw.on?.schedule;
   if (!Array.isArray(schedules)) return [];
+  schedules.forEach((schedule, i) => checkSchedule(schedule, i, context));
   return schedules.flatMap((schedule, i) =>
     isRecord(schedule)
       ? [
@@ -138,6 +140,32 @@ function normalizeSchedules(context: Context): ScheduleTrigger[] {
         ]
       : [],
   );
+}
+
+/** A bad cron expression or time zone is a load-time error at its value, not a surprise at the first fire. */
+function checkSchedule(schedule: unknown, index: number, context: Context): void {
+  if (!isRecord(schedule)) return;
+  const path = ['on', 'schedule', index];
+  if (typeof schedule.cron === 'string') {
+    const problem = checkCronExpression(schedule.cron);
+    if (problem) {
+      context.diagnostics.push({
+        location: locatePath(context.source, [...path, 'cron']),
+        message: `invalid cron expression \`${schedule.cron}\` in \`on.schedule[${index}]\`: ${problem}`,
+        expected: CRON_EXPECTED,
+      });
+    }
+  }
+  if (typeof schedule.timezone === 'string') {
+    const problem = checkTimezone(schedule.timezone);
+    if (problem) {
+      context.diagnostics.push({
+        location: locatePath(context.source, [...path, 'timezone']),
+        message: `invalid \`timezone\` in \`on.schedule[${index}]\`: ${problem}`,
+        hint: 'use a name from the IANA time zone database, like Europe/Berlin, America/New_York or UTC',
+      });
+    }
+  }
 }
 
 function normalizeInputs(context: Context): Record<string, InputSpec> {

@@ -62,8 +62,9 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       policy,
       signal: controller.signal,
       onLoaded: ({ config }) => {
-        reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues });
-        if (interactive) Object.assign(policy, createTerminalPrompts(io, config.secretValues));
+        const prompts = interactive ? createTerminalPrompts(io, config.secretValues) : undefined;
+        if (prompts) Object.assign(policy, { approver: prompts.approver, prompter: prompts.prompter });
+        reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues, paused: prompts?.isPrompting });
         secretValues = config.secretValues;
       },
       onEvent: (event) => reporter?.(event),

@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliPath, createWorkspace, faultyApp } from '../helpers/workspace.js';
+
+/** Runs the CLI on a pseudo-terminal (util-linux `script`), answering prompts as they appear. */
+function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string][]): Promise<{ code: number | null; screen: string }> {
+  return new Promise((resolve) => {
+    const command = [process.execPath, cliPath, ...args].map((part) => `'${part}'`).join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    const pending = [...answers];
+    child.stdout.on('data', (chunk) => {
+      screen += chunk;
+      const next = pending[0];
+      if (next && next[0].test(screen)) {
+        pending.shift();
+        child.stdin.write(next[1]);
+      }
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen });
+    });
+  });
+}
+
+describe('on a terminal', () => {
+  it('asks before an `ask` call and answers a tool’s question, with a live view', async () => {
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
+    const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.no_annotations\n  - id: b\n    uses: faulty.ask_name\n    needs: [a]\n');
+    const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [
+      [/Allow this call\? \[y\/N\]/, 'y\n'],
+      [/name: /, 'Ada\n'],
+    ]);
+    expect(screen).toContain('faulty.no_annotations (step a) needs approval: destructive');
+    expect(screen).toContain('\x1b[2F'); // the live view redraws in place
+    expect(code).toBe(0);
+    const runDir = screen.match(/→ (\S+)\r?\n/)![1]!;
+    const record = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'));
+    expect(record.steps[0]).toMatchObject({ status: 'succeeded', policy: 'allow' });
+    expect(record.steps[1]).toMatchObject({ status: 'succeeded', text: 'hello Ada' });
+    expect(record.steps[1].elicitations[0]).toMatchObject({ action: 'accept', source: 'terminal', answered: ['name'] });
+  });
+
+  it('a refused call is denied and nothing is sent', async () => {
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
+    const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.no_annotations\n');
+    const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [[/Allow this call\? \[y\/N\]/, 'n\n']]);
+    expect(code).toBe(1);
+    expect(screen).toContain('refused at the prompt');
+  });
+});
