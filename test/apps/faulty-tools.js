@@ -101,9 +101,12 @@ function defineTools({ counterFile, stateDir }) {
       description: 'Never answer (the server stays responsive to other calls).',
       annotations: READ_ONLY,
       input: object(),
-      // Settles only when the client cancels, so a cancelled call leaves nothing behind.
+      // Settles only when the client cancels (notifications/cancelled), and notes that in the counter file if there is one.
       run: (_args, ctx) => new Promise((_resolve, reject) => {
-        ctx.mcpReq.signal.addEventListener('abort', () => reject(ctx.mcpReq.signal.reason), { once: true });
+        ctx.mcpReq.signal.addEventListener('abort', () => {
+          if (counterFile) appendFileSync(counterFile, 'hang cancelled\n');
+          reject(ctx.mcpReq.signal.reason);
+        }, { once: true });
       }),
     },
     slow: {

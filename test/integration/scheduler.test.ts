@@ -72,6 +72,12 @@ describe('retries (DESIGN.md §8)', () => {
 });
 
 describe('timeouts', () => {
+  it('a timeout cancels the request at the app (notifications/cancelled)', async () => {
+    const run = await runFaulty('  - id: a\n    uses: faulty.hang\n    timeout: 300ms\n');
+    expect(run.step('a').error.kind).toBe('timeout');
+    expect(run.sideEffects()).toEqual(['hang cancelled']);
+  });
+
   it('idle-timeout is reset by progress notifications; without progress it expires', async () => {
     const run = await runFaulty(
       [
