@@ -8,6 +8,8 @@ import type { RunnerConfig } from './config/types.js';
 import type { PolicyOverrides, RunEvent } from './scheduler/events.js';
 import { executeRun } from './scheduler/executor.js';
 import { Limits } from './scheduler/limits.js';
+import { findRun } from './store/run-history.js';
+import { RunnerError } from './errors.js';
 import { readInputsFile, resolveInputs } from './workflow/inputs.js';
 import { loadWorkflow } from './workflow/load.js';
 import type { Workflow } from './workflow/types.js';
@@ -31,6 +33,8 @@ export interface RunOnceOptions extends RunnerContext {
   onEvent?: (event: RunEvent) => void;
   /** Called after loading, before anything runs (for progress setup). */
   onLoaded?: (loaded: { config: RunnerConfig; workflow: Workflow }) => void;
+  /** `runner resume`: continue this run instead of starting a new one. */
+  resume?: { id: string; rerunUnknown: boolean };
 }
 
 /** Loads config, workflow and inputs; throws RunnerError (exit 2) before anything runs. */
@@ -45,10 +49,10 @@ export async function loadRun(options: RunnerContext & { workflowPath: string; i
 
 /** `runner run`: runs a workflow once and resolves with its final record. */
 export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
-  const { config, workflow, inputs } = await loadRun(options);
+  const { config, workflow, inputs, previous } = options.resume ? await loadResume(options, options.resume.id) : { ...(await loadRun(options)), previous: undefined };
   options.onLoaded?.({ config, workflow });
   const clock = options.clock ?? systemClock;
-  const runId = createRunId(clock.now());
+  const runId = previous?.id ?? createRunId(clock.now());
   const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
   try {
     return await executeRun({
@@ -62,9 +66,24 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
       signal: options.signal,
       env: options.env,
       runId,
+      resume: previous ? { record: previous, rerunUnknown: options.resume!.rerunUnknown } : undefined,
       onEvent: options.onEvent,
     });
   } finally {
     await apps.closeAll();
   }
+}
+
+/** Loads what `runner resume ID` continues: the run record, and its workflow file as it is now. */
+async function loadResume(options: RunnerContext, id: string) {
+  const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
+  const previous = findRun(config.artifacts, id);
+  if (!previous.workflowFile) {
+    throw new RunnerError('usage', `run ${previous.id} does not say which workflow file it came from, so it cannot be resumed`);
+  }
+  if (previous.status === 'succeeded') {
+    throw new RunnerError('usage', `run ${previous.id} already succeeded; there is nothing to resume`, { hint: 'start a new run with `runner run`' });
+  }
+  const workflow = await loadWorkflow(previous.workflowFile, config);
+  return { config, workflow, inputs: previous.inputs, previous };
 }

@@ -69,6 +69,8 @@ export interface StepRecord {
 export interface RunRecord {
   id: string;
   workflow: string;
+  /** The workflow file this run came from (what `runner resume` loads again). */
+  workflowFile?: string;
   status: RunStatus;
   trigger: Record<string, unknown> & { type: 'manual' | 'watch' | 'schedule' };
   inputs: Record<string, unknown>;
@@ -78,6 +80,8 @@ export interface RunRecord {
   apps: Record<string, { protocolVersion: string | undefined; server: AppInfo['server'] }>;
   steps: StepRecord[];
   error?: { message: string } | null;
+  /** When `runner resume` continued this run. */
+  resumedAt?: string[];
 }
 
 /** Writes `data` as JSON atomically: a temp file beside it, then rename. */

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ExitCode } from '../errors.js';
 import { runCommand } from './commands/run.js';
+import { runsCommand, showRunCommand } from './commands/runs.js';
 import { toolsCommand } from './commands/tools.js';
 import { validateCommand } from './commands/validate.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -36,6 +37,32 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
     .option('--dry-run', 'connect, validate and print the plan without calling any tool')
     .action(handle((workflow: string, options) => runCommand(workflow, { ...globals(), ...options }, io)));
+
+  const runs = program
+    .command('runs')
+    .description('run history, newest first')
+    .option('--json', 'print JSON')
+    .action(handle((options) => runsCommand({ ...globals(), ...options }, io)));
+  runs
+    .command('show')
+    .description('one run record')
+    .argument('<id>', 'run id (a unique prefix is enough)')
+    .option('--json', 'print the run record as JSON')
+    .action(handle((id: string, options) => showRunCommand(id, { ...globals(), ...runs.opts(), ...options }, io)));
+
+  program
+    .command('resume')
+    .description('continue a failed or interrupted run; succeeded steps are not run again')
+    .argument('<id>', 'run id (a unique prefix is enough)')
+    .option('--rerun-unknown', 'also run again steps whose outcome is unknown (they may have had their side effect)')
+    .option('--json', 'print the run record as JSON on stdout')
+    .option('--yes', 'allow every call the policy would ask about')
+    .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
+    .action(
+      handle((id: string, options) =>
+        runCommand('', { ...globals(), ...options, input: [], resume: { id, rerunUnknown: Boolean(options.rerunUnknown) } }, io),
+      ),
+    );
 
   program
     .command('validate')

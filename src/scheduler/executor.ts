@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type PQueue from 'p-queue';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason } from '../apps/call-error.js';
 import { createRunId } from '../artifacts/run-id.js';
@@ -28,6 +29,8 @@ export interface ExecuteRunOptions {
   apps: AppRegistry;
   /** Shared across runs in one process. */
   limits: Limits;
+  /** The queue of the workflow's `concurrency`; a long-running runner shares one across a workflow's runs. Default: one for this run. */
+  workflowQueue?: PQueue;
   /** Already resolved and validated. */
   inputs: Record<string, unknown>;
   trigger?: RunRecord['trigger'];
@@ -37,6 +40,8 @@ export interface ExecuteRunOptions {
   signal?: AbortSignal;
   env?: Record<string, string | undefined>;
   runId?: string;
+  /** Continue this earlier run of the same workflow: its succeeded steps are kept, not run again. */
+  resume?: { record: RunRecord; rerunUnknown: boolean };
   onEvent?: (event: RunEvent) => void;
   /** Called once the run folder exists, before any step runs. */
   onRunDir?: (dir: string) => void;
@@ -50,22 +55,38 @@ export interface ExecuteRunOptions {
 export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord> {
   const { workflow, config, apps } = options;
   const clock = options.clock ?? systemClock;
-  const id = options.runId ?? createRunId(clock.now());
-  const dir = join(config.artifacts, workflow.name, id);
+  const id = options.resume?.record.id ?? options.runId ?? createRunId(clock.now());
+  const dir = options.resume?.record.dir ?? join(config.artifacts, workflow.name, id);
   mkdirSync(dir, { recursive: true });
   options.onRunDir?.(dir);
 
+  const previous = options.resume?.record;
+  const kept = new Set<string>();
   const record: RunRecord = {
     id,
     workflow: workflow.name,
+    workflowFile: workflow.file,
     status: 'running',
-    trigger: options.trigger ?? { type: 'manual' },
-    inputs: options.inputs,
-    startedAt: iso(clock),
+    trigger: previous?.trigger ?? options.trigger ?? { type: 'manual' },
+    inputs: previous?.inputs ?? options.inputs,
+    startedAt: previous?.startedAt ?? iso(clock),
     endedAt: null,
     dir,
     apps: {},
-    steps: workflow.steps.map(pendingRecord),
+    steps: workflow.steps.map((step) => {
+      const before = previous?.steps.find((candidate) => candidate.id === step.id);
+      if (!before) return pendingRecord(step);
+      if (before.status === 'succeeded') {
+        kept.add(step.id);
+        return before;
+      }
+      if (before.error?.outcome === 'unknown' && !options.resume!.rerunUnknown) {
+        kept.add(step.id);
+        return { ...before, error: { ...before.error, message: `${before.error.message} (not run again: its outcome is unknown; resume with --rerun-unknown to run it anyway)` } };
+      }
+      return { ...pendingRecord(step), history: before.history };
+    }),
+    ...(previous ? { resumedAt: [...(previous.resumedAt ?? []), iso(clock)] } : {}),
     error: null,
   };
   const writer = new RunRecordWriter(record, (r) => maskSecretsDeep(r, config.secretValues));
@@ -98,7 +119,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     config,
     apps,
     limits: options.limits,
-    workflowQueue: Limits.forWorkflow(workflow.concurrency),
+    workflowQueue: options.workflowQueue ?? Limits.forWorkflow(workflow.concurrency),
     clock,
     policy: options.policy,
     retry: mergeRetry(config.retry, workflow.defaults.retry),
@@ -227,7 +248,17 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   await new Promise<void>((resolve) => {
     let remaining = workflow.steps.length;
     if (remaining === 0) return resolve();
+    const settle = (step: Step) => {
+      for (const dependent of dependents.get(step.id) ?? []) {
+        const left = waitingOn.get(dependent)! - 1;
+        waitingOn.set(dependent, left);
+        if (left === 0) launch(stepsById.get(dependent)!);
+      }
+      if (--remaining === 0) resolve();
+    };
     const launch = (step: Step) => {
+      // A resumed run's kept steps are done already: they only release their dependents.
+      if (kept.has(step.id)) return settle(step);
       runStep(step)
         .catch((error: unknown) => {
           const stepRecord = recordsById.get(step.id)!;
@@ -235,14 +266,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
           stepRecord.error = { kind: 'input', message: `internal error: ${messageOf(error)}` };
           refreshView(stepRecord);
         })
-        .finally(() => {
-          for (const dependent of dependents.get(step.id) ?? []) {
-            const left = waitingOn.get(dependent)! - 1;
-            waitingOn.set(dependent, left);
-            if (left === 0) launch(stepsById.get(dependent)!);
-          }
-          if (--remaining === 0) resolve();
-        });
+        .finally(() => settle(step));
     };
     for (const step of workflow.steps) if (step.needs.length === 0) launch(step);
   });

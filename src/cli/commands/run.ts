@@ -18,6 +18,8 @@ export interface RunCommandOptions extends GlobalOptions {
   yes?: boolean;
   allow: string[];
   dryRun?: boolean;
+  /** `runner resume ID`: the run to continue, and whether steps with an unknown outcome run again. */
+  resume?: { id: string; rerunUnknown: boolean };
 }
 
 /** `runner run WORKFLOW`: returns the exit code. */
@@ -60,6 +62,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
     const record = await runOnce({
       ...base,
       policy,
+      resume: options.resume,
       signal: controller.signal,
       onLoaded: ({ config }) => {
         const prompts = interactive ? createTerminalPrompts(io, config.secretValues) : undefined;

@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
+
+function workspace(steps: string) {
+  const ws = createWorkspace('');
+  const counter = join(ws.dir, 'counter.txt');
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter, '--state', join(ws.dir, 'state')])}\n`);
+  const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
+  const sideEffects = () => readFileSync(counter, 'utf8').split('\n').filter(Boolean);
+  const cli = async (...args: string[]) => {
+    const result = await runCli(['--config', ws.config, ...args], { cwd: ws.dir });
+    return { ...result, record: result.stdout.startsWith('{') ? JSON.parse(result.stdout) : null };
+  };
+  return { ws, workflow, sideEffects, cli };
+}
+
+describe('runner resume', () => {
+  it('continues a failed run without running its succeeded steps again', async () => {
+    const { workflow, sideEffects, cli } = workspace(
+      '  - id: a\n    uses: faulty.work\n    with: { label: a }\n  - id: b\n    uses: faulty.crash_once\n    needs: [a]\n  - id: c\n    uses: faulty.echo\n    with: { text: "count=${{ steps.a.outputs.count }}" }\n    needs: [b]\n',
+    );
+    const first = await cli('run', workflow, '--json');
+    expect(first.code).toBe(1);
+    expect(first.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'skipped']);
+
+    const resumed = await cli('resume', first.record.id.slice(0, 15), '--json');
+    expect(resumed.code).toBe(0);
+    expect(resumed.record.id).toBe(first.record.id);
+    expect(resumed.record.status).toBe('succeeded');
+    expect(resumed.record.steps[0]).toEqual(first.record.steps[0]); // kept as it was
+    expect(resumed.record.steps[1].history).toHaveLength(2); // the failed attempt, then the one that worked
+    expect(resumed.record.steps[2].text).toBe("count=1"); // outputs of the kept step still feed expressions
+    expect(resumed.record.resumedAt).toHaveLength(1);
+    expect(sideEffects()).toEqual(['a']);
+
+    const runs = await cli('runs', '--json');
+    expect(JSON.parse(runs.stdout).map((run: { id: string; status: string }) => [run.id, run.status])).toEqual([[first.record.id, 'succeeded']]);
+    const again = await cli('resume', first.record.id);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already succeeded');
+  });
+
+  it('re-runs a step whose outcome is unknown only with --rerun-unknown', async () => {
+    const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 3000 }\n    timeout: 200ms\n');
+    const first = await cli('run', workflow, '--json');
+    expect(first.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
+
+    const kept = await cli('resume', first.record.id, '--json');
+    expect(kept.code).toBe(1);
+    expect(kept.record.steps[0].error.message).toContain('--rerun-unknown');
+    expect(sideEffects()).toEqual(['a']);
+
+    const rerun = await cli('resume', first.record.id, '--rerun-unknown', '--json');
+    expect(rerun.record.steps[0].attempts).toBe(1);
+    expect(sideEffects()).toEqual(['a', 'a']);
+  });
+
+  it('exits 2 for a run id that does not exist', async () => {
+    const { cli } = workspace('  - id: a\n    uses: faulty.echo\n');
+    const result = await cli('resume', '20990101');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no run `20990101`');
+  });
+});
