@@ -36,6 +36,11 @@ export interface AppConnectionOptions {
   /** Where the app's stderr is appended. */
   logFile?: string;
   secretValues: readonly string[];
+  /**
+   * Makes the transport instead of spawning or dialing the app: for in-process
+   * servers (tests, embedding). Stdio and HTTP apps never need it.
+   */
+  connectTransport?: (app: AppConfig) => Transport;
   /** Handshake timeout. @default 30000 */
   connectTimeoutMs?: number;
   signal?: AbortSignal;
@@ -234,7 +239,7 @@ export class AppConnection {
       return answer.action === 'accept' ? { action: 'accept' as const, content: (answer.content ?? {}) as Record<string, string | number | boolean | string[]> } : { action: answer.action };
     });
     this.client.onclose = () => this.markClosed();
-    this.transport = this.createTransport();
+    this.transport = this.options.connectTransport?.(app) ?? this.createTransport();
     this.elicitation.tapSend(this.transport);
     await this.client.connect(this.transport, {
       prior,

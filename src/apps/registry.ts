@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { CallError } from './call-error.js';
-import { AppConnection, type AppInfo } from './connection.js';
+import { AppConnection, type AppConnectionOptions, type AppInfo } from './connection.js';
 import { VerdictStore } from './verdicts.js';
 
 export interface AppRegistryOptions {
@@ -12,6 +12,8 @@ export interface AppRegistryOptions {
   /** Where era verdicts persist. @default `<artifacts>/.runner/verdicts.json` */
   verdictFile?: string | null;
   clock?: Clock;
+  /** See AppConnectionOptions.connectTransport: in-process servers instead of spawned ones. */
+  connectTransport?: AppConnectionOptions['connectTransport'];
 }
 
 /** One app's connection attempt, with what the restart backoff needs to know. */
@@ -93,6 +95,7 @@ export class AppRegistry {
           logFile: this.options.logDir ? join(this.options.logDir, `${name}.log`) : undefined,
           secretValues: this.options.config.secretValues,
           signal: this.closing.signal,
+          connectTransport: this.options.connectTransport,
         }),
       )
       .then(

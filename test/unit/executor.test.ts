@@ -1,0 +1,127 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InMemoryTransport } from '@modelcontextprotocol/client';
+import { McpServer, fromJsonSchema } from '@modelcontextprotocol/server';
+import { describe, expect, it } from 'vitest';
+import { AppRegistry } from '../../src/apps/registry.js';
+import type { RunnerConfig } from '../../src/config/types.js';
+import type { ApprovalRequest } from '../../src/scheduler/events.js';
+import { executeRun } from '../../src/scheduler/executor.js';
+import { Limits } from '../../src/scheduler/limits.js';
+import { parseWorkflowText } from '../../src/workflow/load.js';
+
+/** An in-process MCP server with a few honest tools, and a log of the calls it served. */
+function createServer(calls: string[]) {
+  const server = new McpServer({ name: 'mem', version: '1.2.3' }, { capabilities: { tools: {} } });
+  const schema = (properties: object, required: string[] = []) => fromJsonSchema({ type: 'object', properties, required, additionalProperties: false });
+  server.registerTool(
+    'add',
+    { inputSchema: schema({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']), annotations: { readOnlyHint: true, openWorldHint: false } },
+    async ({ a, b }: { a: number; b: number }) => {
+      calls.push(`add ${a} ${b}`);
+      return { content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }] };
+    },
+  );
+  server.registerTool(
+    'drop',
+    { inputSchema: schema({ table: { type: 'string' } }, ['table']), annotations: { destructiveHint: true, openWorldHint: false } },
+    async ({ table }: { table: string }) => {
+      calls.push(`drop ${table}`);
+      return { content: [{ type: 'text', text: `dropped ${table}` }] };
+    },
+  );
+  return server;
+}
+
+function setup(workflowText: string, policy: Partial<RunnerConfig['policy']> = {}) {
+  const artifacts = mkdtempSync(join(tmpdir(), 'runner-exec-'));
+  const config: RunnerConfig = {
+    file: null,
+    dir: artifacts,
+    artifacts,
+    concurrency: 4,
+    apps: { mem: { name: 'mem', transport: 'stdio', command: 'unused', args: [], env: {}, cwd: artifacts, roots: false } },
+    retry: { attempts: 1, delayMs: 10, backoff: 2, maxDelayMs: 100, on: ['transport', 'timeout', 'protocol'], unsafe: false },
+    policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [], ...policy },
+    secrets: [],
+    secretValues: [],
+  };
+  const calls: string[] = [];
+  const apps = new AppRegistry({
+    config,
+    verdictFile: null,
+    connectTransport: () => {
+      const [client, server] = InMemoryTransport.createLinkedPair();
+      void createServer(calls).connect(server);
+      return client;
+    },
+  });
+  const workflow = parseWorkflowText(workflowText, join(artifacts, 'wf.yaml'), config);
+  return { config, apps, workflow, calls, limits: new Limits(config) };
+}
+
+describe('executeRun with an in-memory MCP server', () => {
+  it('chains outputs between steps, keeping the type of a lone expression', async () => {
+    const { config, apps, workflow, calls, limits } = setup(
+      'name: wf\nsteps:\n  - id: one\n    uses: mem.add\n    with: { a: 1, b: 2 }\n  - id: two\n    uses: mem.add\n    with: { a: "${{ steps.one.outputs.sum }}", b: 10 }\n',
+    );
+    const record = await executeRun({ workflow, config, apps, limits, inputs: {}, policy: { yes: false, allow: [] } });
+    await apps.closeAll();
+    expect(record.status).toBe('succeeded');
+    expect(record.steps[1]!.outputs).toEqual({ sum: 13 });
+    expect(calls).toEqual(['add 1 2', 'add 3 10']);
+    expect(record.apps.mem!.server).toEqual({ name: 'mem', version: '1.2.3' });
+    const stored = JSON.parse(readFileSync(join(record.dir, 'two', 'result.json'), 'utf8'));
+    expect(stored.content[0].text).toBe('{"sum":13}');
+  });
+
+  it('asks the approver about a destructive tool and sends nothing when it says no', async () => {
+    const { config, apps, workflow, calls, limits } = setup('name: wf\nsteps:\n  - id: d\n    uses: mem.drop\n    with: { table: users }\n');
+    const asked: ApprovalRequest[] = [];
+    const record = await executeRun({
+      workflow,
+      config,
+      apps,
+      limits,
+      inputs: {},
+      policy: { yes: false, allow: [], approver: async (request) => (asked.push(request), false) },
+    });
+    await apps.closeAll();
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ app: 'mem', tool: 'drop', args: { table: 'users' }, reason: 'destructive' });
+    expect(record.steps[0]).toMatchObject({ status: 'denied', policy: 'deny', error: { kind: 'policy' } });
+    expect(calls).toEqual([]);
+  });
+
+  it('skips dependents of a failed step and runs an `if: always()` one', async () => {
+    const { config, apps, workflow, limits } = setup(
+      [
+        'name: wf',
+        'steps:',
+        '  - id: bad',
+        '    uses: mem.add',
+        '    with: { a: "not a number", b: 1 }',
+        '  - id: next',
+        '    uses: mem.add',
+        '    needs: [bad]',
+        '    with: { a: 1, b: 1 }',
+        '  - id: cleanup',
+        '    uses: mem.add',
+        '    needs: [bad]',
+        '    if: always()',
+        '    with: { a: 2, b: 2 }',
+        '',
+      ].join('\n'),
+    );
+    const record = await executeRun({ workflow, config, apps, limits, inputs: {}, policy: { yes: false, allow: [] } });
+    await apps.closeAll();
+    expect(record.steps.map((step) => [step.id, step.status])).toEqual([
+      ['bad', 'failed'],
+      ['next', 'skipped'],
+      ['cleanup', 'succeeded'],
+    ]);
+    expect(record.steps[0]!.error).toMatchObject({ kind: 'input', outcome: 'not-sent' });
+    expect(record.status).toBe('failed');
+  });
+});
