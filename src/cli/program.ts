@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ExitCode } from '../errors.js';
 import { runCommand } from './commands/run.js';
 import { runsCommand, showRunCommand } from './commands/runs.js';
+import { serveCommand, type ServeMode } from './commands/serve.js';
 import { toolsCommand } from './commands/tools.js';
 import { validateCommand } from './commands/validate.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -77,6 +78,25 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .argument('[app]', 'only this app')
     .addOption(new Option('--json', 'print JSON'))
     .action(handle((app: string | undefined, options) => toolsCommand(app, { ...globals(), ...options }, io)));
+
+  const longRunning: [ServeMode, string][] = [
+    ['watch', 'run workflows on their on.watch triggers until stopped'],
+    ['cron', 'run workflows on their on.schedule triggers until stopped'],
+    ['serve', 'run workflows on their watch and schedule triggers until stopped (default: every workflow in workflows/)'],
+  ];
+  for (const [mode, description] of longRunning) {
+    const command = program
+      .command(mode)
+      .description(description)
+      .argument('[workflow...]', 'workflow files (default: those in workflows/ with such a trigger)');
+    if (mode !== 'cron') command.option('--initial', 'files already there at start trigger too');
+    command
+      .option('--grace <duration>', 'on SIGINT/SIGTERM, how long runs in flight may finish before they are cancelled', '30s')
+      .option('--json', 'print one JSON object per event on stdout')
+      .option('--yes', 'allow every call the policy would ask about')
+      .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
+      .action(handle((files: string[], options) => serveCommand(mode, files, { ...globals(), ...options }, io)));
+  }
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -1,11 +1,12 @@
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Diagnostic, SourceLocation } from '../errors.js';
 import { DURATION_PATTERN } from './durations.js';
+import { parseLaidOutYaml, YamlSyntaxError, type Layout } from './yaml-layout.js';
+import { pinpointSyntaxError } from './yaml-syntax-error.js';
 
 // YAML (and JSON) text with source positions, shared by the config and
-// workflow loaders: parse once, keep the document, and turn a path into the
-// file:line:col of the key or value it names.
+// workflow loaders: parse once, keep where each key and value is written, and
+// turn a path into the file:line:col of the key or value it names.
 
 /** A path into a document: map keys and list indexes. */
 export type YamlPath = readonly (string | number)[];
@@ -14,15 +15,26 @@ export type YamlPath = readonly (string | number)[];
 export interface YamlSource {
   /** The file as shown in messages. */
   file: string;
+  /** The text as parsed (without a byte order mark). */
   text: string;
-  doc: Document.Parsed;
-  lineCounter: LineCounter;
+  /** The parsed data (undefined after a syntax error). */
+  data: unknown;
+  /** Where the document's content starts. */
+  rootStart: number;
+  layouts: Map<object, Layout>;
+  /** Offsets where lines start, computed on first use. */
+  lineStarts?: number[];
+  /** The line (0-based) of the last location asked for. */
+  lastLine?: number;
 }
 
-/** A node found by path, with the key that led to it (when it is a map value). */
-export interface FoundNode {
-  node?: Node | null;
-  key?: Node | null;
+/** Where the thing at a path is written, as far as the path exists. */
+interface Found {
+  /** The offset of the key that holds it, when it is a mapping value. */
+  keyStart?: number;
+  /** The offset of the value itself (-1: a key without a value). */
+  start: number;
+  value: unknown;
   /** Path segments actually matched (the rest did not exist in the YAML). */
   depth: number;
 }
@@ -37,17 +49,21 @@ export function parseYamlSource(
   diagnostics: Diagnostic[],
   options: { json?: boolean } = {},
 ): { source: YamlSource; data: unknown } {
-  const lineCounter = new LineCounter();
-  // JSON.parse keeps the last of duplicate keys; match it for imported JSON.
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: !options.json });
-  const source: YamlSource = { file, text, doc, lineCounter };
-  // Only the first syntax error: the ones after it are mostly its echoes.
-  const error = doc.errors[0];
-  if (error) {
-    diagnostics.push({ location: locationAt(source, error.pos[0]), message: `${options.json ? 'JSON' : 'YAML'} syntax error: ${firstLine(error.message)}` });
+  // Editors hide a byte order mark, so columns are counted without it.
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const source: YamlSource = { file, text: body, data: undefined, rootStart: 0, layouts: new Map() };
+  try {
+    // JSON.parse keeps the last of duplicate keys; `json` matches it for imported JSON.
+    const parsed = parseLaidOutYaml(body, options);
+    source.data = parsed.data;
+    source.rootStart = parsed.rootStart;
+    source.layouts = parsed.layouts;
+  } catch (error) {
+    if (!(error instanceof YamlSyntaxError)) throw error;
+    const { offset, message } = (!error.exact && pinpointSyntaxError(body, options)) || error;
+    diagnostics.push({ location: locationAt(source, offset), message: `${options.json ? 'JSON' : 'YAML'} syntax error: ${message}` });
   }
-  if (doc.errors.length > 0) return { source, data: undefined };
-  return { source, data: doc.toJS() };
+  return { source, data: source.data };
 }
 
 /**
@@ -74,39 +90,65 @@ export function parseJsonSource(text: string, file: string, diagnostics: Diagnos
 
 /** The 1-based line and column of a character offset. */
 export function locationAt(source: YamlSource, offset: number): SourceLocation {
-  const { line, col } = source.lineCounter.linePos(Math.max(0, offset));
-  return { file: source.file, line, col };
-}
-
-/** Where a node starts; the start of the document when there is no node. */
-export function locateNode(source: YamlSource, node: Node | null | undefined): SourceLocation {
-  const offset = node?.range?.[0] ?? source.doc.contents?.range?.[0] ?? 0;
-  return locationAt(source, offset);
-}
-
-/** Finds the node at `path`, following aliases; stops at the deepest part that exists. */
-export function findNode(source: YamlSource, path: YamlPath): FoundNode {
-  let node: Node | null | undefined = source.doc.contents as Node | null;
-  let key: Node | null | undefined;
-  let depth = 0;
-  for (const segment of path) {
-    if (isAlias(node)) node = node.resolve(source.doc) as Node | undefined;
-    if (isMap(node)) {
-      const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === String(segment));
-      if (!pair) break;
-      key = pair.key as Node;
-      node = pair.value as Node | null;
-    } else if (isSeq(node)) {
-      const item = node.items[Number(segment)];
-      if (item === undefined) break;
-      key = undefined;
-      node = item as Node | null;
-    } else {
-      break;
-    }
-    depth++;
+  const starts = (source.lineStarts ??= findLineStarts(source.text));
+  const at = Math.max(0, offset);
+  // Loaders ask in file order: try the line of the last answer and the next few before searching.
+  let line = source.lastLine ?? 0;
+  if (starts[line]! <= at) {
+    for (let tries = 0; tries < 4 && line + 1 < starts.length && starts[line + 1]! <= at; tries++) line++;
   }
-  return { node, key, depth };
+  if (starts[line]! > at || (line + 1 < starts.length && starts[line + 1]! <= at)) line = findLine(starts, at);
+  source.lastLine = line;
+  return { file: source.file, line: line + 1, col: at - starts[line]! + 1 };
+}
+
+/** The index of the last line start at or before `offset` (binary search). */
+function findLine(starts: number[], offset: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (starts[middle]! <= offset) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+function findLineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** Follows `path` through the data and its layouts; stops at the deepest part that exists. */
+function find(source: YamlSource, path: YamlPath): Found {
+  const found: Found = { start: source.rootStart, value: source.data, depth: 0 };
+  for (const segment of path) {
+    const { value } = found;
+    const layout = typeof value === 'object' && value !== null ? source.layouts.get(value) : undefined;
+    if (!layout) break;
+    if (Array.isArray(value)) {
+      const index = Number(segment);
+      if (!Number.isInteger(index) || index < 0 || index >= layout.length) break;
+      found.keyStart = undefined;
+      found.start = layout[index] as number;
+      found.value = value[index];
+    } else {
+      const entry = findEntry(layout, String(segment));
+      if (entry === -1) break;
+      found.keyStart = layout[entry + 1] as number;
+      found.start = layout[entry + 2] as number;
+      found.value = (value as Record<string, unknown>)[String(segment)];
+    }
+    found.depth++;
+  }
+  return found;
+}
+
+/** The index of `key`'s entry in a mapping layout (key, key offset, value offset); the last one, as in the data, for duplicate keys in JSON. */
+function findEntry(layout: Layout, key: string): number {
+  for (let i = layout.length - 3; i >= 0; i -= 3) if (layout[i] === key) return i;
+  return -1;
 }
 
 /**
@@ -115,11 +157,21 @@ export function findNode(source: YamlSource, path: YamlPath): FoundNode {
  * value of a block mapping starts on the next line, which reads worse).
  */
 export function locatePath(source: YamlSource, path: YamlPath, target: 'key' | 'value' = 'value'): SourceLocation {
-  const found = findNode(source, path);
-  if (found.depth < path.length) return locateNode(source, found.key ?? found.node);
-  if (target === 'key') return locateNode(source, found.key ?? found.node);
-  if (found.node && (isScalar(found.node) || isAlias(found.node))) return locateNode(source, found.node);
-  return locateNode(source, found.key ?? found.node);
+  const found = find(source, path);
+  const at = (offset: number) => locationAt(source, offset);
+  if (found.start === -1) return at(found.keyStart!);
+  if (found.depth < path.length || target === 'key') return at(found.keyStart ?? found.start);
+  const isCollection = typeof found.value === 'object' && found.value !== null && source.text[found.start] !== '*';
+  return at(isCollection ? (found.keyStart ?? found.start) : found.start);
+}
+
+/** Where each key of the mapping at `path` is written, by key (empty when it is not a mapping). */
+export function locateKeys(source: YamlSource, path: YamlPath): Record<string, SourceLocation> {
+  const locations: Record<string, SourceLocation> = {};
+  const { value, depth } = find(source, path);
+  const layout = depth === path.length && typeof value === 'object' && value !== null && !Array.isArray(value) ? source.layouts.get(value) : undefined;
+  for (let i = 0; layout && i < layout.length; i += 3) locations[layout[i] as string] = locationAt(source, layout[i + 1] as number);
+  return locations;
 }
 
 /**
@@ -127,11 +179,15 @@ export function locatePath(source: YamlSource, path: YamlPath, target: 'key' | '
  * quoted one-line strings, else the start of the string.
  */
 export function locateInString(source: YamlSource, path: YamlPath, offset: number): SourceLocation {
-  const { node, depth } = findNode(source, path);
-  if (depth === path.length && isScalar(node) && typeof node.value === 'string' && node.range) {
-    const [start, end] = node.range;
-    const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE' ? 1 : 0;
-    if (source.text.slice(start + quoted, end - quoted) === node.value) return locationAt(source, start + quoted + offset);
+  const { value, start, depth } = find(source, path);
+  if (depth === path.length && typeof value === 'string' && start >= 0) {
+    const first = source.text[start];
+    const quote = first === '"' || first === "'" ? first : '';
+    // Plain or quoted without escapes or folding: the text between the quotes is the value.
+    const plain = !quote && first !== '|' && first !== '>' && first !== '*';
+    if ((plain || quote) && source.text.startsWith(value, start + quote.length) && (!quote || source.text[start + 1 + value.length] === quote)) {
+      return locationAt(source, start + quote.length + offset);
+    }
   }
   return locatePath(source, path);
 }
@@ -166,10 +222,6 @@ export function renderValue(value: unknown): string {
   if (typeof value === 'object') return 'a mapping';
   const text = String(value);
   return `\`${text.length > 60 ? `${text.slice(0, 57)}...` : text}\``;
-}
-
-function firstLine(text: string): string {
-  return text.split('\n', 1)[0]!.trim();
 }
 
 function editDistance(a: string, b: string): number {

@@ -1,17 +1,27 @@
 import { access, mkdir, rename } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join, relative } from 'node:path';
 import type { ClaimFolder } from './excluded-paths.js';
 
 /**
- * `claim: move`. A claimed file moves, by rename (atomic on one file system),
- * from the folder it appeared in into `processing/` inside that folder, and
- * after its run into `done/` or `failed/` next to `processing/`. Of two
- * runner processes renaming the same file, one gets ENOENT: it lost the claim.
+ * `claim: move` (DESIGN.md §9). A claimed file moves, by rename (atomic on one
+ * file system), into `processing/` beside the watched folder, and after its
+ * run into `done/` or `failed/` next to `processing/`:
+ * `artifacts/inbox/a.png` → `artifacts/processing/a.png` → `artifacts/done/a.png`.
+ * Of two runner processes renaming the same file, one gets ENOENT: it lost the claim.
  */
 
-/** Moves `file` into `<its folder>/processing/`; undefined when the file is gone (someone else claimed it). */
-export async function claimFile(file: string): Promise<string | undefined> {
-  return moveInto(file, join(dirname(file), 'processing'));
+/**
+ * Where the claim folders of a watched folder go: beside it, unless that
+ * would leave the config folder (watching the config folder itself), then inside it.
+ */
+export function claimRootFor(watchedFolder: string, configDir: string): string {
+  const parent = dirname(watchedFolder);
+  return relative(configDir, parent).startsWith('..') ? watchedFolder : parent;
+}
+
+/** Moves `file` into `<root>/processing/`; undefined when the file is gone (someone else claimed it). */
+export async function claimFile(file: string, root: string): Promise<string | undefined> {
+  return moveInto(file, join(root, 'processing'));
 }
 
 /** Moves a file out of `processing/` into its sibling `done/` or `failed/`; returns the new path. */

@@ -1,4 +1,4 @@
-import { isAbsolute, join, sep } from 'node:path';
+import { isAbsolute, resolve, sep } from 'node:path';
 
 // chokidar 4+ watches folders, not globs: each watch glob becomes the static
 // folder it starts from (watched), a depth limit, and a matcher for the paths
@@ -21,12 +21,12 @@ const WILDCARD = /[*?[{]/;
 
 /** Compiles `glob` (absolute, or relative to `dir`). `*` and `?` never match a leading dot, as in shells. */
 export function compileGlob(glob: string, dir: string): CompiledGlob {
-  const absolute = isAbsolute(glob) ? glob : join(dir, glob);
-  const segments = absolute.split(sep);
+  // Wildcards are looked for in the glob only: `dir` may well contain `[` or `{`. Globs use `/`.
+  const segments = glob.split('/').filter((segment, i) => segment !== '' || i === 0);
   const firstWild = segments.findIndex((segment) => WILDCARD.test(segment));
-  const baseSegments = firstWild === -1 ? segments.slice(0, -1) : segments.slice(0, firstWild);
-  const rest = firstWild === -1 ? segments.slice(-1) : segments.slice(firstWild);
-  const base = baseSegments.join(sep) || sep;
+  const split = firstWild === -1 ? segments.length - 1 : firstWild;
+  const base = resolve(dir, ...(isAbsolute(glob) ? [sep] : []), ...segments.slice(0, split));
+  const rest = segments.slice(split);
   let source = `^${escapeRegex(base === sep ? '' : base)}`;
   for (const segment of rest) {
     source += segment === '**' ? `(?:${escapeRegex(sep)}(?!\\.)[^${escapeClass(sep)}]+)*` : `${escapeRegex(sep)}${segmentToRegex(segment)}`;

@@ -11,8 +11,8 @@ export function scheduleKey(index: number, cron: string, timezone: string | unde
 /**
  * The last handled occurrence of each schedule, persisted in
  * `<artifacts>/.runner/schedules/<workflow>.json`, so that a restart knows how
- * long the runner was down. Writes are atomic, coalesced (at most one in
- * flight per file, the newest value wins) and only ever move a cursor forward,
+ * long the runner was down. Writes are atomic, one at a time per file (those
+ * queued meanwhile go out together) and only ever move a cursor forward,
  * even when several runner processes write the same file.
  */
 export class ScheduleCursorStore {
@@ -36,23 +36,22 @@ export class ScheduleCursorStore {
     const pending = this.pending.get(workflow) ?? new Map<string, number>();
     pending.set(key, Math.max(scheduledMs, pending.get(key) ?? 0));
     this.pending.set(workflow, pending);
-    const current = this.writing.get(workflow);
-    if (current) return current.then(() => this.writing.get(workflow));
-    const flush = this.flush(workflow).finally(() => this.writing.delete(workflow));
-    this.writing.set(workflow, flush);
-    return flush;
+    // One write per file at a time; a write queued behind another finds its value already written.
+    const next = (this.writing.get(workflow) ?? Promise.resolve()).then(() => this.flush(workflow));
+    this.writing.set(workflow, next.catch(() => undefined));
+    return next;
   }
 
   private async flush(workflow: string): Promise<void> {
-    for (let updates = this.pending.get(workflow); updates && updates.size > 0; updates = this.pending.get(workflow)) {
-      this.pending.delete(workflow);
-      const data = await this.readFile(workflow);
-      for (const [key, ms] of updates) {
-        const known = typeof data[key] === 'string' ? Date.parse(data[key]) : NaN;
-        if (Number.isNaN(known) || ms > known) data[key] = new Date(ms).toISOString();
-      }
-      await writeFileAtomic(this.fileOf(workflow), JSON.stringify(data, null, 2) + '\n');
+    const updates = this.pending.get(workflow);
+    if (!updates) return;
+    this.pending.delete(workflow);
+    const data = await this.readFile(workflow);
+    for (const [key, ms] of updates) {
+      const known = typeof data[key] === 'string' ? Date.parse(data[key]) : NaN;
+      if (Number.isNaN(known) || ms > known) data[key] = new Date(ms).toISOString();
     }
+    await writeFileAtomic(this.fileOf(workflow), JSON.stringify(data, null, 2) + '\n');
   }
 
   private async readFile(workflow: string): Promise<Record<string, string>> {

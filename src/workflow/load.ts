@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { isMap, isScalar, type Node, type Pair } from 'yaml';
 import { RunnerError, throwOnDiagnostics, type Diagnostic, type SourceLocation } from '../errors.js';
 import { parseDuration } from '../config/durations.js';
 import { sortByLocation } from '../config/load.js';
@@ -9,10 +8,9 @@ import type { RunnerConfig } from '../config/types.js';
 import {
   describePath,
   diagnoseSchemaErrors,
-  findNode,
   hintFor,
   locateInString,
-  locateNode,
+  locateKeys,
   locatePath,
   locationAt,
   parseYamlSource,
@@ -86,7 +84,7 @@ export function parseWorkflowText(text: string, file: string, config: RunnerConf
       ...(raw.defaults?.retry !== undefined && { retry: normalizeRetryDefensively(raw.defaults.retry) }),
     },
     steps: normalizeSteps(context),
-    location: locateNode(source, source.doc.contents),
+    location: locatePath(source, []),
   };
   throwOnDiagnostics('workflow', sortByLocation(diagnostics));
   return workflow;
@@ -203,14 +201,11 @@ interface Reference {
 function normalizeSteps(context: Context): Step[] {
   const { source, raw, diagnostics } = context;
   if (!Array.isArray(raw.steps)) return [];
-  const stepNodes = findNode(source, ['steps']).node;
-  const items = stepNodes && 'items' in stepNodes ? (stepNodes.items as unknown[]) : [];
   const steps: Step[] = [];
   const referencesByStep: Reference[][] = [];
   const firstIndexById = new Map<string, number>();
   raw.steps.forEach((rawStep, i) => {
-    const node = items[i] as Node | undefined;
-    const step = normalizeStep(isRecord(rawStep) ? rawStep : {}, i, node, context);
+    const step = normalizeStep(isRecord(rawStep) ? rawStep : {}, i, context);
     const references = collectReferences(isRecord(rawStep) ? rawStep : {}, i, context);
     if (typeof rawStep?.id === 'string') {
       const first = firstIndexById.get(rawStep.id);
@@ -229,7 +224,7 @@ function normalizeSteps(context: Context): Step[] {
   return steps;
 }
 
-function normalizeStep(raw: RawStep, index: number, node: Node | undefined, context: Context): Step {
+function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   const id = typeof raw.id === 'string' ? raw.id : '';
   const uses = typeof raw.uses === 'string' ? raw.uses : '';
   const dot = USES.test(uses) ? uses.indexOf('.') : -1;
@@ -258,8 +253,8 @@ function normalizeStep(raw: RawStep, index: number, node: Node | undefined, cont
     ...(typeof raw['idle-timeout'] === 'string' && { idleTimeoutMs: parseDuration(raw['idle-timeout']) }),
     continueOnError: raw['continue-on-error'] === true,
     ...(isRecord(raw.elicit) && { elicit: raw.elicit as Step['elicit'] }),
-    location: locateNode(context.source, node),
-    keyLocations: locateKeys(node, context.source),
+    location: locatePath(context.source, ['steps', index]),
+    keyLocations: locateKeys(context.source, ['steps', index]),
   };
 }
 
@@ -268,15 +263,6 @@ function stripCondition(text: string): string {
   const trimmed = text.trim();
   if (trimmed.startsWith('${{') && trimmed.endsWith('}}') && trimmed.indexOf('${{', 3) === -1) return trimmed.slice(3, -2).trim();
   return text;
-}
-
-function locateKeys(node: Node | undefined, source: YamlSource): Record<string, SourceLocation> {
-  const locations: Record<string, SourceLocation> = {};
-  if (!isMap(node)) return locations;
-  for (const pair of node.items as Pair<Node, Node>[]) {
-    if (isScalar(pair.key) && pair.key.range) locations[String(pair.key.value)] = locationAt(source, pair.key.range[0]);
-  }
-  return locations;
 }
 
 /** Syntax-checks the step's expressions and collects its `steps.<id>` references. */

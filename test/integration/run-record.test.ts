@@ -13,14 +13,18 @@ describe('run.json', () => {
     const seen: string[] = [];
     let done = false;
     void exited.then(() => (done = true));
-    while (!done) {
+    const look = () => {
       const runs = existsSync(join(ws.artifacts, 'wf')) ? readdirSync(join(ws.artifacts, 'wf')) : [];
       if (runs.length === 1 && existsSync(join(ws.artifacts, 'wf', runs[0]!, 'run.json'))) {
         const record = JSON.parse(readFileSync(join(ws.artifacts, 'wf', runs[0]!, 'run.json'), 'utf8')); // never torn
         seen.push(`${record.status}:${record.steps.map((step: { status: string }) => step.status).join(',')}`);
       }
+    };
+    while (!done) {
+      look();
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    look(); // once more after the process ended: the final record
     // While `slow` ran, the file already said that `quick` had succeeded and `slow` was running.
     expect(seen).toContain('running:succeeded,running');
     expect(seen.at(-1)).toBe('succeeded:succeeded,succeeded');

@@ -152,6 +152,28 @@ describe('findStepReferences', () => {
     expect(findConditionStepReferences("steps.logo.status == 'succeeded'")).toEqual(['logo']);
     expect(findConditionStepReferences("${{ steps['quote'].error }}")).toEqual(['quote']);
   });
+
+  // Templates skip the parser for a plain `context.name...`; conditions always use it, so they are the reference.
+  it.each([
+    'steps.logo.outputs.path',
+    ' steps.my-quote_2.text ',
+    'steps',
+    'steps.null.true',
+    'inputs.company',
+    'item',
+    'index.x',
+    'Steps.logo',
+    'github.sha',
+    'steps.1logo',
+    'steps.logo.',
+    'steps..logo',
+    'steps.logo .text',
+    'steps.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t',
+  ])('judges the plain access %j as the parser does', (expression) => {
+    const template = `\${{ ${expression} }}`;
+    expect(checkTemplateString(template).length === 0).toBe(checkCondition(template).length === 0);
+    expect(findStepReferences(template)).toEqual(findConditionStepReferences(template));
+  });
 });
 
 describe('conditions', () => {

@@ -1,0 +1,89 @@
+import type { ScheduleTrigger, Workflow } from '../workflow/types.js';
+import { CronSchedule, type Occurrence } from './cron.js';
+import type { ScheduleTriggerRecord } from './events.js';
+import { iso, messageOf, type TriggerHost } from './host.js';
+import { lockOccurrence, occurrenceId } from './occurrence-lock.js';
+import { OverlapGate } from './overlap.js';
+import { scheduleKey, type ScheduleCursorStore } from './schedule-cursor.js';
+import { runScheduleLoop } from './schedule-loop.js';
+
+export interface CronTriggerOptions {
+  cursors: ScheduleCursorStore;
+  /** `<artifacts>/.runner/locks`. */
+  locksFolder: string;
+  /** How late an occurrence may fire and still count as on time. @default 5000 */
+  lateToleranceMs?: number;
+}
+
+/**
+ * One `on.schedule` entry of a workflow: fires its occurrences (catch-up
+ * included), takes each occurrence's lock so one runner process runs it,
+ * records its progress for restarts, and lets `overlap` decide the rest.
+ */
+export class CronTrigger {
+  readonly schedule: CronSchedule;
+  private readonly gate: OverlapGate;
+  private readonly key: string;
+
+  constructor(
+    private readonly workflow: Workflow,
+    private readonly spec: ScheduleTrigger,
+    index: number,
+    private readonly host: TriggerHost,
+    private readonly options: CronTriggerOptions,
+  ) {
+    this.schedule = new CronSchedule(spec.cron, spec.timezone);
+    this.gate = new OverlapGate(spec.overlap);
+    this.key = scheduleKey(index, spec.cron, spec.timezone);
+  }
+
+  /** Starts firing until `signal` aborts; resolves with the next fire time and the promise of the loop. */
+  async start(signal: AbortSignal): Promise<{ next: number | undefined; loop: Promise<void> }> {
+    const { workflow, spec, host } = this;
+    const lastHandledMs = await this.options.cursors.read(workflow.name, this.key);
+    const loop = runScheduleLoop({
+      schedule: this.schedule,
+      catchUp: spec.catchUp,
+      clock: host.clock,
+      signal,
+      lastHandledMs,
+      toleranceMs: this.options.lateToleranceMs,
+      onDue: (occurrence) => host.track(this.onDue(occurrence)),
+      onMissed: (count) => host.emit({ type: 'missed', workflow: workflow.name, cron: spec.cron, count, catchUp: spec.catchUp }),
+    });
+    return { next: this.schedule.nextAfter(Math.max(host.clock.now(), lastHandledMs ?? 0)), loop };
+  }
+
+  /** Forgets queued runs that have not started (shutdown); returns how many. */
+  drain(): number {
+    return this.gate.drain();
+  }
+
+  private async onDue(occurrence: Occurrence): Promise<void> {
+    const { workflow, spec, host } = this;
+    const id = occurrenceId(workflow.name, occurrence.scheduledMs);
+    const trigger: ScheduleTriggerRecord = {
+      type: 'schedule',
+      time: iso(occurrence.scheduledMs),
+      occurrence: id,
+      cron: spec.cron,
+      ...(spec.timezone !== undefined && { timezone: spec.timezone }),
+      ...(occurrence.catchUp && { catchUp: true as const }),
+    };
+    const skip = (reason: string) => host.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'skipped', reason });
+    this.options.cursors.write(workflow.name, this.key, occurrence.scheduledMs).catch((error: unknown) => {
+      host.emit({ type: 'warning', workflow: workflow.name, message: `cannot record the schedule's progress: ${messageOf(error)}` });
+    });
+    let locked: boolean;
+    try {
+      locked = await lockOccurrence(this.options.locksFolder, id, host.clock.now());
+    } catch (error) {
+      return skip(`its lock cannot be taken: ${messageOf(error)}`);
+    }
+    if (!locked) return skip('another runner process took this occurrence');
+    if (host.isStopping()) return skip('the runner is stopping');
+    const action = this.gate.offer(() => host.launch(workflow, trigger) ?? Promise.resolve());
+    if (action === 'queued') host.emit({ type: 'trigger', workflow: workflow.name, trigger, action, reason: 'overlap: queue (the previous run still runs)' });
+    if (action === 'skipped') skip(`overlap: ${this.gate.mode} (the previous run still runs${this.gate.mode === 'queue' ? ' and the queue is full' : ''})`);
+  }
+}

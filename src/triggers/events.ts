@@ -1,0 +1,55 @@
+import type { RunStatus } from '../artifacts/run-record.js';
+import type { FileEvent } from './file-settle.js';
+
+/** `trigger` of a run started by a watched file (run.json, `${{ trigger.* }}`). */
+export interface WatchTriggerRecord {
+  [key: string]: unknown;
+  type: 'watch';
+  event: FileEvent;
+  /** The file the run works on: its place in `processing/` when claimed. */
+  path: string;
+  /** Where the file appeared. */
+  source: string;
+  /** When its writes were judged finished (ISO). */
+  time: string;
+  /** `sha256:<hex>` of the content (not for unlink). */
+  hash?: string;
+}
+
+/** `trigger` of a run started by a schedule. */
+export interface ScheduleTriggerRecord {
+  [key: string]: unknown;
+  type: 'schedule';
+  /** The scheduled time of the occurrence (ISO), not when it actually started. */
+  time: string;
+  /** `<workflow>@<scheduled ISO time>`: the same in every runner process. */
+  occurrence: string;
+  cron: string;
+  timezone?: string;
+  /** Set on the one missed occurrence run after a sleep or downtime. */
+  catchUp?: true;
+}
+
+export type TriggerRecord = WatchTriggerRecord | ScheduleTriggerRecord;
+
+/** What a long-running runner reports, one event at a time (`--json` prints each as a line). */
+export type ServiceEvent =
+  | { type: 'ready'; workflows: { name: string; watch?: string[]; schedules?: { cron: string; timezone?: string; next: string | null }[] }[] }
+  | { type: 'trigger'; workflow: string; trigger: TriggerRecord; action: 'run' | 'queued' | 'skipped'; reason?: string; runId?: string }
+  | { type: 'missed'; workflow: string; cron: string; count: number; catchUp: 'one' | 'none' }
+  | { type: 'run-started'; workflow: string; runId: string; dir: string; trigger: TriggerRecord }
+  | {
+      type: 'run-finished';
+      workflow: string;
+      runId: string;
+      dir: string;
+      status: RunStatus;
+      durationMs: number;
+      summary: string;
+      /** With `claim: move`: where the file went (done/ or failed/). */
+      movedTo?: string;
+    }
+  | { type: 'warning'; workflow?: string; message: string }
+  | { type: 'stopping'; reason: string; inFlight: number; graceMs: number; dropped: number }
+  | { type: 'cancelling'; runs: string[] }
+  | { type: 'stopped'; cancelled: number };

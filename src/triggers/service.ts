@@ -1,0 +1,248 @@
+import { join } from 'node:path';
+import type PQueue from 'p-queue';
+import { CallAbortReason } from '../apps/call-error.js';
+import { AppRegistry } from '../apps/registry.js';
+import { createRunId } from '../artifacts/run-id.js';
+import type { RunRecord } from '../artifacts/run-record.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { RunnerConfig } from '../config/types.js';
+import { summaryLine } from '../report/progress.js';
+import { formatMs } from '../scheduler/call-step.js';
+import type { PolicyOverrides } from '../scheduler/events.js';
+import { executeRun } from '../scheduler/executor.js';
+import { Limits } from '../scheduler/limits.js';
+import { resolveInputs } from '../workflow/inputs.js';
+import type { Workflow } from '../workflow/types.js';
+import { CronTrigger } from './cron-trigger.js';
+import type { ServiceEvent, TriggerRecord } from './events.js';
+import { FileTrigger } from './file-trigger.js';
+import { iso, messageOf, type TriggerHost } from './host.js';
+import { locksFolder, pruneOccurrenceLocks } from './occurrence-lock.js';
+import { ScheduleCursorStore } from './schedule-cursor.js';
+import { SeenStore } from './seen-store.js';
+
+export interface TriggerServiceOptions {
+  config: RunnerConfig;
+  /** Loaded and validated; see loadTriggeredWorkflows. */
+  workflows: Workflow[];
+  /** Which kinds of trigger to start (`runner watch`: watch only, `cron`: schedule only, `serve`: both). */
+  triggers: { watch: boolean; schedule: boolean };
+  /** Files present at start trigger too. */
+  initial: boolean;
+  policy: PolicyOverrides;
+  env: Record<string, string | undefined>;
+  clock?: Clock;
+  onEvent: (event: ServiceEvent) => void;
+  /** Stability check tuning (see FileSettler). */
+  watchTuning?: { pollMs?: number; stableChecks?: number };
+  /** How late an occurrence may fire and still count as on time. @default 5000 */
+  lateToleranceMs?: number;
+}
+
+interface InFlightRun {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/** How often old occurrence locks are swept. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * A long-running runner: watches files and fires schedules for a set of
+ * workflows, and runs them on one AppRegistry (one process per app, shared by
+ * every run, restarted when it dies) and one set of Limits. Each workflow's
+ * `concurrency` is shared by all of its runs in flight. `stop` stops the
+ * triggers, gives runs in flight a grace period, then cancels them.
+ */
+export class TriggerService implements TriggerHost {
+  readonly clock: Clock;
+  private readonly apps: AppRegistry;
+  private readonly limits: Limits;
+  private readonly workflowQueues = new Map<string, PQueue>();
+  private readonly runs = new Map<string, InFlightRun>();
+  /** Trigger work between "fired" and "run launched" (hashing, claiming, locking). */
+  private readonly tracked = new Set<Promise<void>>();
+  private readonly files: FileTrigger[] = [];
+  private readonly crons: CronTrigger[] = [];
+  private readonly loops: Promise<void>[] = [];
+  private readonly triggers = new AbortController();
+  private readonly graceCut = new AbortController();
+  private stopping: Promise<{ cancelled: number }> | undefined;
+
+  constructor(private readonly options: TriggerServiceOptions) {
+    this.clock = options.clock ?? systemClock;
+    const { config } = options;
+    this.apps = new AppRegistry({ config, logDir: join(config.artifacts, '.runner', 'logs'), clock: this.clock });
+    this.limits = new Limits(config);
+  }
+
+  /** Starts every trigger; resolves once watches are ready and schedules armed. */
+  async start(): Promise<void> {
+    const { workflows, triggers, config } = this.options;
+    const seen = new SeenStore(config.artifacts);
+    const cursors = new ScheduleCursorStore(config.artifacts);
+    const locks = locksFolder(config.artifacts);
+    const ready: Extract<ServiceEvent, { type: 'ready' }>['workflows'] = [];
+    for (const workflow of workflows) {
+      const entry: (typeof ready)[number] = { name: workflow.name };
+      if (triggers.watch && workflow.on.watch) {
+        const file = await FileTrigger.start(workflow, this, { config, initial: this.options.initial, seen, ...this.options.watchTuning });
+        this.files.push(file);
+        entry.watch = workflow.on.watch.paths;
+      }
+      if (triggers.schedule) {
+        for (const [index, spec] of workflow.on.schedule.entries()) {
+          const cron = new CronTrigger(workflow, spec, index, this, { cursors, locksFolder: locks, lateToleranceMs: this.options.lateToleranceMs });
+          this.crons.push(cron);
+          const { next, loop } = await cron.start(this.triggers.signal);
+          this.loops.push(loop);
+          (entry.schedules ??= []).push({ cron: spec.cron, ...(spec.timezone !== undefined && { timezone: spec.timezone }), next: next === undefined ? null : iso(next) });
+        }
+      }
+      if (entry.watch || entry.schedules) ready.push(entry);
+      if (this.stopping) return this.closeFiles(); // stopped while starting
+    }
+    if (this.crons.length > 0) this.loops.push(this.pruneLocksForever(locks));
+    // Connect the apps now, so the first trigger does not wait for them; failures are left to the runs.
+    void this.apps.warm(workflows.flatMap((workflow) => workflow.steps.map((step) => step.app)), this.triggers.signal);
+    this.emit({ type: 'ready', workflows: ready });
+  }
+
+  /**
+   * Stops triggering, waits up to `graceMs` for runs in flight, cancels the
+   * rest, closes the apps. Resolves with how many runs had to be cancelled.
+   */
+  stop(reason: string, graceMs: number): Promise<{ cancelled: number }> {
+    this.stopping ??= this.shutdown(reason, graceMs);
+    return this.stopping;
+  }
+
+  /** Ends the grace period now (a second Ctrl-C): runs still in flight are cancelled. */
+  cancelNow(): void {
+    this.graceCut.abort();
+  }
+
+  isStopping(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  private async shutdown(reason: string, graceMs: number): Promise<{ cancelled: number }> {
+    const graceOver = this.clock.sleep(graceMs, this.graceCut.signal).catch(() => undefined);
+    this.triggers.abort();
+    await this.closeFiles();
+    const dropped = this.crons.reduce((count, cron) => count + cron.drain(), 0);
+    await Promise.allSettled([...this.tracked, ...this.loops]);
+    this.emit({ type: 'stopping', reason, inFlight: this.runs.size, graceMs, dropped });
+    let cancelled = 0;
+    if (this.runs.size > 0) await Promise.race([this.whenIdle(), graceOver]);
+    if (this.runs.size > 0) {
+      const ids = [...this.runs.keys()];
+      this.emit({ type: 'cancelling', runs: ids });
+      const why = new CallAbortReason('cancelled', `the runner stopped (${reason}) and the grace period of ${formatMs(graceMs)} ran out`);
+      for (const run of this.runs.values()) run.controller.abort(why);
+      cancelled = ids.length;
+      await this.whenIdle();
+    }
+    this.graceCut.abort(); // clears the grace timer
+    await this.apps.closeAll();
+    this.emit({ type: 'stopped', cancelled });
+    return { cancelled };
+  }
+
+  private async closeFiles(): Promise<void> {
+    await Promise.allSettled(this.files.splice(0).map((file) => file.close()));
+  }
+
+  private async whenIdle(): Promise<void> {
+    while (this.runs.size > 0) await Promise.allSettled([...this.runs.values()].map((run) => run.done));
+  }
+
+  private async pruneLocksForever(folder: string): Promise<void> {
+    while (!this.triggers.signal.aborted) {
+      await pruneOccurrenceLocks(folder, this.clock.now()).catch(() => 0);
+      await this.clock.sleep(PRUNE_EVERY_MS, this.triggers.signal).catch(() => undefined);
+    }
+  }
+
+  launch(workflow: Workflow, trigger: TriggerRecord, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): Promise<void> | undefined {
+    if (this.stopping) return undefined;
+    let runId = createRunId(this.clock.now());
+    while (this.runs.has(runId)) runId = createRunId(this.clock.now()); // two runs in the same millisecond
+    const controller = new AbortController();
+    this.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'run', runId });
+    const done = this.execute(workflow, trigger, runId, controller.signal, finish).finally(() => this.runs.delete(runId));
+    this.runs.set(runId, { controller, done });
+    return done;
+  }
+
+  private async execute(
+    workflow: Workflow,
+    trigger: TriggerRecord,
+    runId: string,
+    signal: AbortSignal,
+    finish?: (record: RunRecord | undefined) => Promise<string | undefined>,
+  ): Promise<void> {
+    let record: RunRecord | undefined;
+    try {
+      record = await executeRun({
+        workflow,
+        config: this.options.config,
+        apps: this.apps,
+        limits: this.limits,
+        workflowQueue: this.queueOf(workflow),
+        inputs: resolveInputs(workflow, {}, {}),
+        trigger,
+        policy: this.options.policy,
+        clock: this.clock,
+        signal,
+        env: this.options.env,
+        runId,
+        onEvent: (event) => {
+          if (event.type === 'run-started') this.emit({ type: 'run-started', workflow: workflow.name, runId, dir: event.run.dir, trigger });
+        },
+      });
+    } catch (error) {
+      this.emit({ type: 'warning', workflow: workflow.name, message: `run ${runId} could not run: ${messageOf(error)}` });
+    }
+    let movedTo: string | undefined;
+    try {
+      movedTo = await finish?.(record);
+    } catch (error) {
+      this.emit({ type: 'warning', workflow: workflow.name, message: `after run ${runId}: ${messageOf(error)}` });
+    }
+    if (!record) return;
+    this.emit({
+      type: 'run-finished',
+      workflow: workflow.name,
+      runId,
+      dir: record.dir,
+      status: record.status,
+      durationMs: Date.parse(record.endedAt ?? record.startedAt) - Date.parse(record.startedAt),
+      summary: summaryLine(record),
+      ...(movedTo !== undefined && { movedTo }),
+    });
+  }
+
+  private queueOf(workflow: Workflow): PQueue {
+    let queue = this.workflowQueues.get(workflow.name);
+    if (!queue) {
+      queue = Limits.forWorkflow(workflow.concurrency);
+      this.workflowQueues.set(workflow.name, queue);
+    }
+    return queue;
+  }
+
+  track(work: Promise<void>): void {
+    const tracked = work.catch((error: unknown) => this.emit({ type: 'warning', message: messageOf(error) }));
+    this.tracked.add(tracked);
+    void tracked.finally(() => this.tracked.delete(tracked));
+  }
+
+  emit(event: ServiceEvent): void {
+    try {
+      this.options.onEvent(event);
+    } catch {
+      // A reporter that throws must not stop the runner.
+    }
+  }
+}
