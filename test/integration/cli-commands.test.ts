@@ -1,7 +1,21 @@
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createWorkspace, demoAppsYaml, repoRoot, runCli } from '../helpers/workspace.js';
+
+describe('the installed command', () => {
+  it('`npx runner` runs the built CLI from the repository, as the README says', async () => {
+    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn('npx', ['--no-install', 'runner', '--version'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      let stdout = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.on('close', (code) => resolve({ code, stdout }));
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('0.1.0');
+  });
+});
 
 describe('runner tools', () => {
   it('lists every tool with its annotations and the decision that applies', async () => {
