@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import type { Diagnostic } from '../errors.js';
 import type { AppDeclaration } from './normalize.js';
 import type { FromSchema, RawApp } from './schema.js';
-import { diagnoseSchemaErrors, locatePath, parseJsonSource, validateAgainst, type PathNames } from './yaml-source.js';
+import { diagnoseSchemaErrors, validateAgainst, type PathNames } from './schema-diagnostics.js';
+import { locatePath, parseJsonSource } from './yaml-source.js';
 
 // Reads apps from files in the common `mcpServers` format (.mcp.json,
 // claude_desktop_config.json). Those files belong to other tools, which put

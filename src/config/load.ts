@@ -4,8 +4,9 @@ import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { readMcpServersFile } from './import-mcp-json.js';
 import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.js';
 import { configSchema, type RawConfig } from './schema.js';
+import { diagnoseSchemaErrors, validateAgainst } from './schema-diagnostics.js';
 import type { RunnerConfig } from './types.js';
-import { diagnoseSchemaErrors, locatePath, parseYamlSource, validateAgainst, type YamlSource } from './yaml-source.js';
+import { locatePath, parseYamlSource, type YamlSource } from './yaml-source.js';
 
 /** The config file name looked for in the working folder and its parents. */
 export const CONFIG_FILE_NAME = 'runner.config.yaml';

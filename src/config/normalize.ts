@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import type { Diagnostic } from '../errors.js';
 import { parseDuration, parseRate } from './durations.js';
 import type { RawApp, RawConfig, RawRetry } from './schema.js';
+import { describePath, type PathNames } from './schema-diagnostics.js';
 import type { AppConfig, FailureKind, PolicyConfig, RetryOverrides, RetryPolicy, RunnerConfig } from './types.js';
-import { describePath, locateInString, locatePath, type PathNames, type YamlPath, type YamlSource } from './yaml-source.js';
+import { locateInString, locatePath, type YamlPath, type YamlSource } from './yaml-source.js';
 
 /** Max tool calls in flight in the whole process when the config does not say. */
 export const DEFAULT_CONCURRENCY = 8;

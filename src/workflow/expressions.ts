@@ -1,17 +1,14 @@
-import {
-  Evaluator,
-  Lexer,
-  Parser,
-  data,
-  wellKnownFunctions,
-  ExpressionError as ActionsExpressionError,
-  type Expr,
-} from '@actions/expressions';
+import { Evaluator, data, type Expr } from '@actions/expressions';
 import { Binary, ContextAccess, FunctionCall, Grouping, IndexAccess, Literal, Logical, Unary } from '@actions/expressions/ast';
-import { TokenType, type Token } from '@actions/expressions/lexer';
-import type { FunctionDefinition, FunctionInfo } from '@actions/expressions/funcs/info';
+import type { FunctionDefinition } from '@actions/expressions/funcs/info';
 import { truthy } from '@actions/expressions/result';
+import { coerceToString, LazyDictionary, toPlain } from './expression-data.js';
+import { describeProblem, parseCached, readPlainAccess, STATUS_FUNCTION_NAMES } from './expression-parser.js';
+import { splitTemplateCached, type ExpressionPart } from './template-parts.js';
 import type { TemplateValue } from './types.js';
+
+// GitHub Actions expressions in workflows (`${{ }}` in templates, `if:`
+// conditions): syntax checks, the steps they reference, and evaluation.
 
 /** What `steps.<id>` shows an expression. */
 export interface StepView {
@@ -55,157 +52,6 @@ export class ExpressionError extends Error {
 export interface ExpressionProblem {
   message: string;
   offset: number;
-}
-
-const CONTEXT_NAMES = ['inputs', 'env', 'run', 'workflow', 'trigger', 'steps', 'item', 'index'];
-const STATUS_FUNCTION_NAMES = ['success', 'failure', 'always', 'cancelled'];
-const STATUS_FUNCTIONS: FunctionInfo[] = STATUS_FUNCTION_NAMES.map((name) => ({ name, minArgs: 0, maxArgs: 0 }));
-const BUILT_IN_FUNCTION_NAMES = Object.values(wellKnownFunctions).map((f) => `${f.name}()`);
-
-type Mode = 'template' | 'condition';
-
-// ---------------------------------------------------------------------------
-// Splitting a template string into literal text and ${{ }} parts
-
-interface ExpressionPart {
-  /** The text between `${{` and `}}`. */
-  source: string;
-  /** Offset of `${{` in the template string. */
-  start: number;
-  /** `${{ ... }}` as written. */
-  raw: string;
-}
-
-interface TemplateParts {
-  parts: (string | ExpressionPart)[];
-  /** Offset of a `${{` that has no closing `}}`; scanning stopped there. */
-  unterminatedAt?: number;
-}
-
-/** Splits text at each `${{ ... }}`; a `}}` inside a quoted string literal does not close it. */
-function splitTemplate(text: string): TemplateParts {
-  const parts: (string | ExpressionPart)[] = [];
-  let from = 0;
-  for (;;) {
-    const open = text.indexOf('${{', from);
-    if (open < 0) break;
-    if (open > from) parts.push(text.slice(from, open));
-    let close = -1;
-    let inString = false;
-    for (let i = open + 3; i < text.length; i++) {
-      const c = text[i];
-      // `''` (an escaped quote) toggles twice, so it stays inside the string.
-      if (c === "'") inString = !inString;
-      else if (!inString && c === '}' && text[i + 1] === '}') {
-        close = i;
-        break;
-      }
-    }
-    if (close < 0) return { parts, unterminatedAt: open };
-    parts.push({ source: text.slice(open + 3, close), start: open, raw: text.slice(open, close + 2) });
-    from = close + 2;
-  }
-  if (from < text.length) parts.push(text.slice(from));
-  return { parts };
-}
-
-// ---------------------------------------------------------------------------
-// Parsing, cached by text: a 1,000-step chain evaluates the same templates many times.
-
-type Parsed = { ok: true; expr: Expr } | { ok: false; message: string; hint?: string; position: number };
-
-/** "<what is wrong> in `<expression>`; <what is allowed>". */
-function describeProblem(parsed: Parsed & { ok: false }, raw: string): string {
-  const where = `${parsed.message} in \`${raw}\``;
-  return parsed.hint === undefined ? where : `${where}; ${parsed.hint}`;
-}
-
-// Texts come from workflow files, so the caches stay small; the cap only bounds
-// memory in a long-lived `watch` process that reloads edited workflows.
-const CACHE_LIMIT = 10_000;
-const templatePartsCache = new Map<string, TemplateParts>();
-const parseCaches: Record<Mode, Map<string, Parsed>> = { template: new Map(), condition: new Map() };
-
-function remember<V>(cache: Map<string, V>, key: string, value: V): V {
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(key, value);
-  return value;
-}
-
-function splitTemplateCached(text: string): TemplateParts {
-  return templatePartsCache.get(text) ?? remember(templatePartsCache, text, splitTemplate(text));
-}
-
-function parseCached(source: string, mode: Mode): Parsed {
-  const cache = parseCaches[mode];
-  return cache.get(source) ?? remember(cache, source, parseExpression(source, mode));
-}
-
-// `steps.logo.outputs.path` or `inputs.company` (a context and property names)
-// is most of what a large workflow writes, and is valid as written; the full
-// parser (about 25 µs a call) made checking 10,000 steps take 300 ms.
-const PLAIN_ACCESS = new RegExp(`^\\s*(${CONTEXT_NAMES.join('|')})((?:\\.[A-Za-z_][\\w-]*){0,16})\\s*$`);
-
-/** For a plain context access, the step it reads (`steps.<id>...`) or null; undefined when the parser must judge. */
-function readPlainAccess(source: string): string | null | undefined {
-  const match = PLAIN_ACCESS.exec(source);
-  if (!match) return undefined;
-  return match[1] === 'steps' && match[2] ? match[2].slice(1).split('.', 1)[0]! : null;
-}
-
-function parseExpression(source: string, mode: Mode): Parsed {
-  try {
-    const { tokens } = new Lexer(source).lex();
-    unescapeStringTokens(tokens);
-    const functions = mode === 'condition' ? STATUS_FUNCTIONS : [];
-    // Typed as Expr, but parse() returns undefined when there are no tokens.
-    const expr = new Parser(tokens, CONTEXT_NAMES, functions).parse() as Expr | undefined;
-    if (expr === undefined) return { ok: false, message: 'Empty expression', position: 0 };
-    return { ok: true, expr };
-  } catch (error) {
-    return describeParseError(error, source, mode);
-  }
-}
-
-/** The lexer unescapes only the first `''` of a string literal (value.replace("''", "'")); redo it for all. */
-function unescapeStringTokens(tokens: Token[]): void {
-  for (const token of tokens) {
-    if (token.type === TokenType.STRING) token.value = token.lexeme.slice(1, -1).replaceAll("''", "'");
-  }
-}
-
-/** The parser reports a line and column; the lexer throws a plain Error naming a 1-based position. */
-function describeParseError(error: unknown, source: string, mode: Mode): Parsed & { ok: false } {
-  const text = error instanceof Error ? error.message : String(error);
-  let hint: string | undefined;
-  let message = text.replace(/\. Located at position \d+ within expression: [\s\S]*$/, '');
-  let position = 0;
-  if (error instanceof ActionsExpressionError) {
-    position = offsetOfLineColumn(source, error.pos.line, error.pos.column);
-  } else {
-    const located = /Located at position (\d+)/.exec(text);
-    if (located) position = Number(located[1]) - 1;
-  }
-  if (message === 'ErrorExceededMaxLength') message = 'Expression is longer than 21000 characters';
-  if (message.startsWith('Unrecognized named-value')) {
-    hint = `contexts are ${CONTEXT_NAMES.join(', ')}`;
-  } else if (message.startsWith('Unrecognized function')) {
-    hint =
-      mode === 'condition'
-        ? `functions are ${[...BUILT_IN_FUNCTION_NAMES, ...STATUS_FUNCTION_NAMES.map((n) => `${n}()`)].join(', ')}`
-        : `functions are ${BUILT_IN_FUNCTION_NAMES.join(', ')} (status functions such as success() work only in if:)`;
-  }
-  return { ok: false, message, hint, position };
-}
-
-function offsetOfLineColumn(source: string, line: number, column: number): number {
-  let offset = 0;
-  for (let i = 0; i < line; i++) {
-    const newline = source.indexOf('\n', offset);
-    if (newline < 0) break;
-    offset = newline + 1;
-  }
-  return offset + column;
 }
 
 // ---------------------------------------------------------------------------
@@ -412,16 +258,7 @@ function createStatusFunctions(job: ExpressionContext['job']): Map<string, Funct
   ]);
 }
 
-function coerceToString(value: data.ExpressionData): string {
-  // Objects and arrays interpolate as toJSON() would print them, not as "Object".
-  return value.primitive ? value.coerceString() : JSON.stringify(toPlain(value), null, 2);
-}
-
-// ---------------------------------------------------------------------------
-// Converting between JS values and @actions/expressions data
-
-const NULL = new data.Null();
-
+/** The context as expression data; each part converts only when an expression reads it. */
 function createContextData(ctx: ExpressionContext): data.Dictionary {
   return new LazyDictionary({
     inputs: ctx.inputs,
@@ -433,95 +270,4 @@ function createContextData(ctx: ExpressionContext): data.Dictionary {
     item: ctx.item ?? null,
     index: ctx.index ?? null,
   });
-}
-
-/** Converts a JS value; objects convert lazily, so reading steps.a.outputs.x never copies all the steps. */
-function toData(value: unknown): data.ExpressionData {
-  switch (typeof value) {
-    case 'string':
-      return new data.StringData(value);
-    case 'number':
-      return new data.NumberData(value);
-    case 'boolean':
-      return new data.BooleanData(value);
-    case 'bigint':
-      return new data.NumberData(Number(value));
-    case 'object': {
-      if (value === null) return NULL;
-      if (Array.isArray(value)) {
-        const array = new data.Array();
-        for (const entry of value as unknown[]) array.add(toData(entry));
-        return array;
-      }
-      if (value instanceof Date) return new data.StringData(value.toISOString());
-      return new LazyDictionary(value as Record<string, unknown>);
-    }
-    default:
-      return NULL; // undefined, functions, symbols
-  }
-}
-
-/** Converts a result back to plain JSON-like JS. */
-function toPlain(value: data.ExpressionData): unknown {
-  switch (value.kind) {
-    case data.Kind.Null:
-      return null;
-    case data.Kind.Boolean:
-    case data.Kind.Number:
-    case data.Kind.String:
-      return value.value;
-    case data.Kind.Array:
-      return value.values().map((entry) => toPlain(entry));
-    case data.Kind.Dictionary:
-      // fromEntries defines properties, so a "__proto__" key stays a plain key.
-      return Object.fromEntries(value.pairs().map((pair) => [pair.key, toPlain(pair.value)]));
-    default:
-      return null;
-  }
-}
-
-/**
- * A read-only Dictionary over a JS object that converts each property on first
- * read. Lookup is case-insensitive like GitHub's, preferring an exact match.
- */
-class LazyDictionary extends data.Dictionary {
-  readonly #source: Record<string, unknown>;
-  readonly #converted = new Map<string, data.ExpressionData>();
-  #keysByLowerCase: Map<string, string> | undefined;
-
-  constructor(source: Record<string, unknown>) {
-    super();
-    this.#source = source;
-  }
-
-  override get(key: string): data.ExpressionData | undefined {
-    const name = this.#resolve(key);
-    if (name === undefined) return undefined;
-    let value = this.#converted.get(name);
-    if (value === undefined) {
-      value = toData(this.#source[name]);
-      this.#converted.set(name, value);
-    }
-    return value;
-  }
-
-  override values(): data.ExpressionData[] {
-    return Object.keys(this.#source).map((key) => this.get(key)!);
-  }
-
-  override pairs(): { key: string; value: data.ExpressionData }[] {
-    return Object.keys(this.#source).map((key) => ({ key, value: this.get(key)! }));
-  }
-
-  #resolve(key: string): string | undefined {
-    if (Object.hasOwn(this.#source, key)) return key;
-    if (this.#keysByLowerCase === undefined) {
-      this.#keysByLowerCase = new Map();
-      for (const name of Object.keys(this.#source)) {
-        const lower = name.toLowerCase();
-        if (!this.#keysByLowerCase.has(lower)) this.#keysByLowerCase.set(lower, name);
-      }
-    }
-    return this.#keysByLowerCase.get(key.toLowerCase());
-  }
 }

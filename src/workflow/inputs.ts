@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
-import { hintFor, locationAt, parseJsonSource, renderValue } from '../config/yaml-source.js';
+import { hintFor, renderValue } from '../config/schema-diagnostics.js';
+import { locationAt, parseJsonSource } from '../config/yaml-source.js';
 import type { InputType, Workflow } from './types.js';
 
 // Workflow inputs from the command line (`-i name=value`, strings converted to

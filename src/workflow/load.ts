@@ -5,17 +5,13 @@ import { parseDuration } from '../config/durations.js';
 import { sortByLocation } from '../config/load.js';
 import { normalizeRetry } from '../config/normalize.js';
 import type { RunnerConfig } from '../config/types.js';
+import { describePath, diagnoseSchemaErrors, hintFor, validateAgainst, type PathNames } from '../config/schema-diagnostics.js';
 import {
-  describePath,
-  diagnoseSchemaErrors,
-  hintFor,
   locateInString,
   locateKeys,
   locatePath,
   locationAt,
   parseYamlSource,
-  validateAgainst,
-  type PathNames,
   type YamlPath,
   type YamlSource,
 } from '../config/yaml-source.js';
