@@ -1,0 +1,42 @@
+// (d)'s measuring process: validates and plans one workflow file with
+// parseWorkflowText + planLevels, then prints one JSON line: wall times and
+// peak resident memory (VmHWM, the kernel's high-water mark for this process).
+//
+//   node bench/plan-child.mjs WORKSPACE_DIR WORKFLOW_FILE
+import { readFileSync } from 'node:fs';
+import { importDist } from './lib/dist.mjs';
+
+const { loadConfig } = await importDist('config/load.js');
+const { planLevels } = await importDist('workflow/graph.js');
+const { parseWorkflowText } = await importDist('workflow/load.js');
+
+const [workspaceDir, workflowFile] = process.argv.slice(2);
+
+function statusKb(field) {
+  const match = readFileSync('/proc/self/status', 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+  return match ? Number(match[1]) : NaN;
+}
+
+const config = await loadConfig({ cwd: workspaceDir, env: process.env });
+const text = readFileSync(workflowFile, 'utf8');
+const baselineRssKb = statusKb('VmRSS');
+const started = performance.now();
+const workflow = parseWorkflowText(text, workflowFile, config);
+const parsed = performance.now();
+const levels = planLevels(workflow.steps);
+const planned = performance.now();
+const memory = process.memoryUsage();
+process.stdout.write(
+  `${JSON.stringify({
+    steps: workflow.steps.length,
+    levels: levels.length,
+    bytes: Buffer.byteLength(text),
+    parseMs: parsed - started,
+    planMs: planned - parsed,
+    totalMs: planned - started,
+    baselineRssMB: baselineRssKb / 1024,
+    peakRssMB: statusKb('VmHWM') / 1024,
+    rssAfterMB: memory.rss / 2 ** 20,
+    heapUsedAfterMB: memory.heapUsed / 2 ** 20,
+  })}\n`,
+);
