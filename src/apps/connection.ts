@@ -177,9 +177,9 @@ export class AppConnection {
     }
     const elicitor = options.onElicit;
     try {
-      const call = () =>
+      const call = (meta?: Record<string, string>) =>
         this.client.callTool(
-          { name, arguments: args },
+          meta ? { name, arguments: args, _meta: meta } : { name, arguments: args },
           {
             signal: options.signal,
             timeout: options.timeoutMs ?? 24 * 60 * 60 * 1000,

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 
 /** A call's answerer for the questions a tool asks mid-call. */
@@ -9,31 +8,43 @@ export type Elicitor = (request: { message: string; requestedSchema: { propertie
 
 type Id = string | number;
 
+/** The `_meta` key that tags a runner's `tools/call` request with the call it belongs to. */
+export const CALL_TAG_KEY = 'dev.runner/call';
+
 /**
  * Finds which in-flight call a tool's question belongs to. The question does
  * not say: on 2026-07-28 it arrives as an `input_required` result that the
  * SDK fulfils after the response left the call's async context, on 2025 as
  * an `elicitation/create` request from the server. So the router watches the
- * wire: it tags each outgoing `tools/call` (sent inside the call's context)
- * by request id, and matches an `input_required` result by its request id
- * and the question's content. A 2025-era `elicitation/create` carries nothing
+ * wire: each `tools/call` carries a `_meta` tag naming its call, the tap maps
+ * the request id to that call, and an `input_required` result is matched by
+ * its request id and the question's content. A 2025-era `elicitation/create` carries nothing
  * that links it to a call on stdio (its `_meta.progressToken` is the server's
  * own), so it goes to the only call in flight that can answer; with several
  * in flight it is declined rather than answered with another step's values.
  */
 export class ElicitationRouter {
-  private readonly scope = new AsyncLocalStorage<Elicitor>();
+  private lastTag = 0;
+  private readonly byTag = new Map<string, Elicitor>();
   private readonly inFlight = new Set<Elicitor>();
   private readonly byRequestId = new Map<Id, Elicitor>();
   /** Questions from input_required results not yet asked: key → { elicitor, question JSON }. */
   private readonly pending: { elicitor: Elicitor; key: string; question: string }[] = [];
 
-  /** Runs `call` as the call that `elicitor` answers for. */
-  async run<T>(elicitor: Elicitor, call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `call` as the call that `elicitor` answers for. `call` must put the
+   * given `_meta` on its `tools/call` request: the tap below finds the call by
+   * it. (AsyncLocalStorage cannot follow the SDK's answer to an
+   * `input_required` result, and would slow every promise in the process.)
+   */
+  async run<T>(elicitor: Elicitor, call: (meta: Record<string, string>) => Promise<T>): Promise<T> {
+    const tag = String(++this.lastTag);
+    this.byTag.set(tag, elicitor);
     this.inFlight.add(elicitor);
     try {
-      return await this.scope.run(elicitor, call);
+      return await call({ [CALL_TAG_KEY]: tag });
     } finally {
+      this.byTag.delete(tag);
       this.inFlight.delete(elicitor);
       for (const [key, value] of this.byRequestId) if (value === elicitor) this.byRequestId.delete(key);
       for (let i = this.pending.length - 1; i >= 0; i--) if (this.pending[i]!.elicitor === elicitor) this.pending.splice(i, 1);
@@ -44,9 +55,10 @@ export class ElicitationRouter {
   tapSend(transport: Transport): void {
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
-      const elicitor = this.scope.getStore();
-      if (elicitor && 'method' in message && message.method === 'tools/call' && 'id' in message) {
-        this.byRequestId.set(message.id, elicitor);
+      if ('method' in message && message.method === 'tools/call' && 'id' in message) {
+        const tag = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[CALL_TAG_KEY];
+        const elicitor = typeof tag === 'string' ? this.byTag.get(tag) : undefined;
+        if (elicitor) this.byRequestId.set(message.id, elicitor);
       }
       return send(message, options);
     };
@@ -64,8 +76,6 @@ export class ElicitationRouter {
 
   /** The elicitor for a question, or undefined when it cannot be told. */
   route(params: { message: string; requestedSchema?: unknown }, requestKey: Id): Elicitor | undefined {
-    const inContext = this.scope.getStore();
-    if (inContext) return inContext;
     const question = questionOf(params);
     const index = this.pending.findIndex((entry) => entry.key === String(requestKey) && entry.question === question);
     if (index >= 0) return this.pending.splice(index, 1)[0]!.elicitor;

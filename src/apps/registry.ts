@@ -19,6 +19,8 @@ export interface AppRegistryOptions {
 /** One app's connection attempt, with what the restart backoff needs to know. */
 interface Slot {
   opening: Promise<AppConnection>;
+  /** Set once `opening` resolved: the fast path for every call after the first. */
+  connection?: AppConnection;
   /** When the attempt started, and when it failed (0 while it has not). */
   startedAt: number;
   failedAt: number;
@@ -69,6 +71,7 @@ export class AppRegistry {
       throw new CallError('unavailable', `no app named \`${name}\` in the config (apps: ${known})`);
     }
     const slot = this.slots.get(name);
+    if (slot?.connection?.alive) return slot.connection;
     let failures = 0;
     if (slot) {
       const connection = await abortable(slot.opening.catch(() => undefined), signal);
@@ -101,6 +104,7 @@ export class AppRegistry {
       .then(
         (connection) => {
           this.infos.set(name, connection.info);
+          next.connection = connection;
           return connection;
         },
         (error: unknown) => {

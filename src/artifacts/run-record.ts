@@ -104,7 +104,9 @@ export class RunRecordWriter {
   constructor(
     private readonly record: RunRecord,
     private readonly transform: (record: RunRecord) => unknown = (record) => record,
-    private readonly intervalMs = 250,
+    // Each write serializes the whole record: often enough to stay "current
+    // within a second", rarely enough not to cost a long run much.
+    private readonly intervalMs = 800,
   ) {
     this.file = join(record.dir, 'run.json');
   }

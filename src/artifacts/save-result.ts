@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { writeJsonAtomic } from './run-record.js';
 import { extensionFor, fileNameForUri, sanitizeFileName } from './file-names.js';
+import type { WriteBehind } from './write-behind.js';
 
 export interface SavedResult {
   /** Absolute paths of the files saved, in content order. */
@@ -17,14 +18,26 @@ export type ResourceReader = (uri: string) => Promise<ReadResourceResult>;
 /**
  * Saves a tool result into its step folder: image, audio and blob content as
  * files, resource links read through `resources/read` and saved, and
- * result.json with every binary payload replaced by `{ file }`.
+ * result.json with every binary payload replaced by `{ file }`. Files a later
+ * step may read are on disk when this resolves; result.json, which only the
+ * record needs, goes through `writeBehind` when one is given.
  */
-export async function saveResult(stepDir: string, result: CallToolResult, readResource?: ResourceReader): Promise<SavedResult> {
-  mkdirSync(stepDir, { recursive: true });
+export async function saveResult(
+  stepDir: string,
+  result: CallToolResult,
+  readResource?: ResourceReader,
+  writeBehind?: WriteBehind,
+): Promise<SavedResult> {
   const used = new Set<string>(['result.json']);
   const files: string[] = [];
+  let folderMade = false;
+  const makeFolder = () => {
+    if (!folderMade) mkdirSync(stepDir, { recursive: true });
+    folderMade = true;
+  };
 
   const saveBytes = (wanted: string, data: Buffer): string => {
+    makeFolder();
     const name = uniqueName(wanted, used);
     const path = join(stepDir, name);
     const temp = `${path}.${process.pid}.tmp`;
@@ -82,7 +95,9 @@ export async function saveResult(stepDir: string, result: CallToolResult, readRe
     }
   }
   const stored = { ...result, content: storedContent };
-  writeJsonAtomic(join(stepDir, 'result.json'), stored);
+  const writeRecord = () => writeJsonAtomic(join(stepDir, 'result.json'), stored); // makes the folder too
+  if (writeBehind) writeBehind.add(writeRecord);
+  else writeRecord();
   return { files, stored };
 }
 

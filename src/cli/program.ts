@@ -1,14 +1,19 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ExitCode } from '../errors.js';
-import { runCommand } from './commands/run.js';
-import { runsCommand, showRunCommand } from './commands/runs.js';
-import { serveCommand, type ServeMode } from './commands/serve.js';
-import { toolsCommand } from './commands/tools.js';
-import { validateCommand } from './commands/validate.js';
+import type { ServeMode } from './commands/serve.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import { reportError } from './report-error.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+// Each command's module is loaded only when it runs: `runner run` need not
+// load chokidar and croner, and start-up time is most of a short run.
+const runCommand: typeof import('./commands/run.js').runCommand = async (...args) => (await import('./commands/run.js')).runCommand(...args);
+const runsCommand: typeof import('./commands/runs.js').runsCommand = async (...args) => (await import('./commands/runs.js')).runsCommand(...args);
+const showRunCommand: typeof import('./commands/runs.js').showRunCommand = async (...args) => (await import('./commands/runs.js')).showRunCommand(...args);
+const serveCommand: typeof import('./commands/serve.js').serveCommand = async (...args) => (await import('./commands/serve.js')).serveCommand(...args);
+const toolsCommand: typeof import('./commands/tools.js').toolsCommand = async (...args) => (await import('./commands/tools.js')).toolsCommand(...args);
+const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
 
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
 export async function runCli(argv: string[], io: CliIO): Promise<number> {

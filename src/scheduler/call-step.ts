@@ -6,6 +6,7 @@ import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason, CallError, classifyCallError } from '../apps/call-error.js';
 import type { AttemptRecord, ElicitationRecord, ItemRecord, StepErrorRecord, StepRecord } from '../artifacts/run-record.js';
 import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
+import type { WriteBehind } from '../artifacts/write-behind.js';
 import type { Clock } from '../clock.js';
 import type { RetryPolicy, RunnerConfig } from '../config/types.js';
 import { evaluateTemplate, ExpressionError, type ExpressionContext } from '../workflow/expressions.js';
@@ -35,6 +36,8 @@ export interface CallEnvironment {
   signal: AbortSignal;
   /** Default per-call timeout when the step sets none. */
   defaultTimeoutMs: number;
+  /** result.json files are written a moment later, after the next request went out. */
+  writeBehind?: WriteBehind;
   emit: (event: CallEvent) => void;
   changed: () => void;
 }
@@ -95,7 +98,7 @@ export async function runCall(
         const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env, onElicit).finally(() => {
           if (asked.length > 0) (target.elicitations ??= []).push(...asked);
         });
-        const saved = await saveResult(callDir, result, readerFor(connection, env.signal));
+        const saved = await saveResult(callDir, result, readerFor(connection, env.signal), env.writeBehind);
         target.outputs = outputsOf(result);
         target.text = textOf(result);
         target.files = saved.files;

@@ -5,6 +5,7 @@ import type PQueue from 'p-queue';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason } from '../apps/call-error.js';
 import { createRunId } from '../artifacts/run-id.js';
+import { WriteBehind } from '../artifacts/write-behind.js';
 import { RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
@@ -115,6 +116,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   for (const step of record.steps) views[step.id] = viewOf(step);
   const refreshView = (stepRecord: StepRecord) => (views[stepRecord.id] = viewOf(stepRecord));
 
+  const writeBehind = new WriteBehind();
   const callEnv: CallEnvironment = {
     config,
     apps,
@@ -125,6 +127,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     retry: mergeRetry(config.retry, workflow.defaults.retry),
     signal: controller.signal,
     defaultTimeoutMs: workflow.defaults.timeoutMs ?? 60_000,
+    writeBehind,
     emit: (event) => emit({ ...event, run: record } as RunEvent),
     changed: () => writer.changed(),
   };
@@ -283,6 +286,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     record.error = { message: controller.signal.reason.message };
   }
   record.endedAt = iso(clock);
+  writeBehind.flush();
   writer.flush();
   emit({ type: 'run-finished', run: record });
   return record;

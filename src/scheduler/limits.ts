@@ -20,12 +20,20 @@ export class Limits {
     return new PQueue({ concurrency: concurrency ?? Number.POSITIVE_INFINITY });
   }
 
-  /** Runs `task` holding a slot in each of the three limits. A queued task is dropped when `signal` aborts. */
+  /**
+   * Runs `task` holding a slot in each of the three limits. A task whose
+   * signal aborted while it waited is dropped when its turn comes, without
+   * running. (Handing the signal to p-queue would add one abort listener per
+   * queued call to the run's signal: with thousands of foreach items queued,
+   * every add and remove scans them all.)
+   */
   run<T>(workflowQueue: PQueue, app: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const appQueue = this.appQueue(app);
-    return workflowQueue.add(() => appQueue.add(() => this.process.add(task, { signal }), { signal }), {
-      signal,
-    }) as Promise<T>;
+    const guarded = () => {
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      return task();
+    };
+    return workflowQueue.add(() => appQueue.add(() => this.process.add(guarded))) as Promise<T>;
   }
 
   private appQueue(name: string): PQueue {

@@ -2,8 +2,10 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/client';
 
-const draft07 = new Ajv({ allErrors: true, strict: false, validateFormats: false });
-const draft2020 = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+// validateSchema: false — a tool's schema is the app's business; checking it against the
+// meta-schema costs start-up time on every run and would only turn its typos into our errors.
+const draft07 = new Ajv({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
+const draft2020 = new Ajv2020({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
 const validators = new WeakMap<object, ValidateFunction | null>();
 
 /**
