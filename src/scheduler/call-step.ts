@@ -28,7 +28,8 @@ export interface CallEnvironment {
   config: RunnerConfig;
   apps: AppRegistry;
   limits: Limits;
-  workflowQueue: PQueue;
+  /** The run's (or, under serve, the workflow's) concurrency limit; null when unlimited. */
+  workflowQueue: PQueue | null;
   clock: Clock;
   policy: PolicyOverrides;
   retry: RetryPolicy;

@@ -31,7 +31,7 @@ export interface ExecuteRunOptions {
   /** Shared across runs in one process. */
   limits: Limits;
   /** The queue of the workflow's `concurrency`; a long-running runner shares one across a workflow's runs. Default: one for this run. */
-  workflowQueue?: PQueue;
+  workflowQueue?: PQueue | null;
   /** Already resolved and validated. */
   inputs: Record<string, unknown>;
   trigger?: RunRecord['trigger'];

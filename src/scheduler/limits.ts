@@ -9,15 +9,16 @@ import type { RunnerConfig } from '../config/types.js';
  */
 export class Limits {
   private readonly process: PQueue;
-  private readonly apps = new Map<string, PQueue>();
+  /** Per app: its queue, or null when it has neither a concurrency nor a rate (nothing to wait for). */
+  private readonly apps = new Map<string, PQueue | null>();
 
   constructor(private readonly config: RunnerConfig) {
     this.process = new PQueue({ concurrency: config.concurrency });
   }
 
-  /** A queue for one run's `concurrency` (unlimited when unset). */
-  static forWorkflow(concurrency: number | undefined): PQueue {
-    return new PQueue({ concurrency: concurrency ?? Number.POSITIVE_INFINITY });
+  /** A queue for one run's `concurrency`; null when unset (unlimited: nothing to wait for). */
+  static forWorkflow(concurrency: number | undefined): PQueue | null {
+    return concurrency === undefined ? null : new PQueue({ concurrency });
   }
 
   /**
@@ -27,24 +28,30 @@ export class Limits {
    * queued call to the run's signal: with thousands of foreach items queued,
    * every add and remove scans them all.)
    */
-  run<T>(workflowQueue: PQueue, app: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(workflowQueue: PQueue | null, app: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const appQueue = this.appQueue(app);
     const guarded = () => {
       if (signal?.aborted) return Promise.reject(signal.reason);
       return task();
     };
-    return workflowQueue.add(() => appQueue.add(() => this.process.add(guarded))) as Promise<T>;
+    // An unlimited layer is skipped rather than queued through: each layer costs every call a few promises.
+    const inProcess = () => this.process.add(guarded) as Promise<T>;
+    const inApp = appQueue ? () => appQueue.add(inProcess) as Promise<T> : inProcess;
+    return workflowQueue ? (workflowQueue.add(inApp) as Promise<T>) : inApp();
   }
 
-  private appQueue(name: string): PQueue {
+  private appQueue(name: string): PQueue | null {
     let queue = this.apps.get(name);
-    if (!queue) {
+    if (queue === undefined) {
       const app = this.config.apps[name];
       const rate = app?.rate;
-      queue = new PQueue({
-        concurrency: app?.concurrency ?? Number.POSITIVE_INFINITY,
-        ...(rate ? { intervalCap: rate.count, interval: rate.intervalMs, strict: true } : {}),
-      });
+      queue =
+        app?.concurrency === undefined && !rate
+          ? null
+          : new PQueue({
+              concurrency: app?.concurrency ?? Number.POSITIVE_INFINITY,
+              ...(rate ? { intervalCap: rate.count, interval: rate.intervalMs, strict: true } : {}),
+            });
       this.apps.set(name, queue);
     }
     return queue;

@@ -58,7 +58,7 @@ export class TriggerService implements TriggerHost {
   readonly clock: Clock;
   private readonly apps: AppRegistry;
   private readonly limits: Limits;
-  private readonly workflowQueues = new Map<string, PQueue>();
+  private readonly workflowQueues = new Map<string, PQueue | null>();
   private readonly runs = new Map<string, InFlightRun>();
   /** Trigger work between "fired" and "run launched" (hashing, claiming, locking). */
   private readonly tracked = new Set<Promise<void>>();
@@ -223,9 +223,9 @@ export class TriggerService implements TriggerHost {
     });
   }
 
-  private queueOf(workflow: Workflow): PQueue {
+  private queueOf(workflow: Workflow): PQueue | null {
     let queue = this.workflowQueues.get(workflow.name);
-    if (!queue) {
+    if (queue === undefined) {
       queue = Limits.forWorkflow(workflow.concurrency);
       this.workflowQueues.set(workflow.name, queue);
     }
