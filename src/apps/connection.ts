@@ -327,11 +327,18 @@ export class AppConnection {
   private async describeStartFailure(error: unknown): Promise<Error> {
     // Give the stderr pipe a moment to deliver what the child printed as it died.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const reason = error instanceof Error ? error.message : String(error);
+    const { app, secretValues } = this.options;
+    const reason = maskSecrets(describeCauses(error), secretValues);
+    if (app.transport === 'http') {
+      return new CallError('unavailable', `app \`${this.name}\` could not be reached at ${app.url}: ${reason} (is the server running?)`, {
+        outcome: 'not-sent',
+        cause: error,
+      });
+    }
     const tail = this.recentStderr(10);
     const detail = tail.length > 0 ? `\n  last stderr lines:\n${tail.map((line) => `    ${line}`).join('\n')}` : '';
-    const how = this.options.app.transport === 'stdio' ? `\`${[this.options.app.command, ...this.options.app.args].join(' ')}\`` : this.options.app.transport === 'http' ? this.options.app.url : '';
-    return new CallError('unavailable', `app \`${this.name}\` (${how}) failed to start: ${maskSecrets(reason, this.options.secretValues)}${detail}`, {
+    const command = [app.command, ...app.args].join(' ');
+    return new CallError('unavailable', `app \`${this.name}\` (\`${command}\`) failed to start: ${reason}${detail}`, {
       outcome: 'not-sent',
       cause: error,
     });
@@ -360,4 +367,15 @@ export class AppConnection {
     this.markClosed();
     await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
   }
+}
+
+/** An error's message with the messages (or codes) of its causes: `fetch failed: connect ECONNREFUSED 127.0.0.1:7431`. */
+function describeCauses(error: unknown): string {
+  const parts: string[] = [];
+  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ') || 'unknown error';
 }

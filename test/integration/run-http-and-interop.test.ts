@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, everythingApp, repoRoot, runCli, sheetApp } from '../helpers/workspace.js';
@@ -39,6 +41,25 @@ describe('an app over Streamable HTTP', () => {
     expect(csv).toContain('Amount,1250');
     const readback = record.steps.find((step: { id: string }) => step.id === 'readback');
     expect(readback.outputs.values[2]).toEqual(['Amount', 1250]);
+  });
+});
+
+describe('an HTTP app that is not running', () => {
+  it('fails its steps as unavailable, saying where it looked', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const ws = createWorkspace(`apps:\n  remote:\n    url: http://127.0.0.1:${port}/mcp\n`);
+    const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: remote.anything\n');
+    const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    const error = JSON.parse(result.stdout).steps[0].error;
+    expect(error.kind).toBe('unavailable');
+    expect(error.message).toContain(`could not be reached at http://127.0.0.1:${port}/mcp`);
+    expect(error.message).toContain('ECONNREFUSED');
   });
 });
 
