@@ -125,3 +125,27 @@ describe('executeRun with an in-memory MCP server', () => {
     expect(record.status).toBe('failed');
   });
 });
+
+describe('tool discovery', () => {
+  it('is cached per connection and refreshed by notifications/tools/list_changed', async () => {
+    const artifacts = mkdtempSync(join(tmpdir(), 'runner-list-'));
+    const config = setup('name: wf\nsteps:\n  - id: a\n    uses: mem.add\n    with: { a: 1, b: 1 }\n').config;
+    let server: McpServer | undefined;
+    const apps = new AppRegistry({
+      config: { ...config, artifacts },
+      verdictFile: null,
+      connectTransport: () => {
+        const [client, serverSide] = InMemoryTransport.createLinkedPair();
+        server = createServer([]);
+        void server.connect(serverSide);
+        return client;
+      },
+    });
+    const connection = await apps.get('mem');
+    expect((await connection.listTools()).map((tool) => tool.name).sort()).toEqual(['add', 'drop']);
+    expect(await connection.getTool('late')).toBeUndefined();
+    server!.registerTool('late', { annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'here' }] }));
+    await expect.poll(async () => (await connection.getTool('late'))?.name, { timeout: 3000 }).toBe('late');
+    await apps.closeAll();
+  });
+});
