@@ -56,6 +56,8 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal sends SIGHUP; left to its default, the runner would die without closing its apps.
+  process.on('SIGHUP', onSignal);
   try {
     let reporter: ReturnType<typeof createProgressReporter> | undefined;
     let secretValues: readonly string[] = [];
@@ -78,5 +80,6 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
   }
 }

@@ -64,6 +64,8 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal sends SIGHUP; left to its default, the runner would die without closing its apps.
+  process.on('SIGHUP', onSignal);
   try {
     try {
       await service.start();
@@ -81,6 +83,7 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
   }
 }
 
