@@ -34,7 +34,13 @@ export interface RunPlan {
  * decision and whether a retry would be safe. Connects to the apps and reads
  * their tools; calls none.
  */
-export async function planRun(workflow: Workflow, config: RunnerConfig, apps: AppRegistry, policy: PolicyOverrides): Promise<RunPlan> {
+export async function planRun(
+  workflow: Workflow,
+  config: RunnerConfig,
+  apps: AppRegistry,
+  policy: PolicyOverrides,
+  options: { /** A real run would prompt for `ask` calls (stdin and stderr are a TTY). */ interactive?: boolean } = {},
+): Promise<RunPlan> {
   const levels = planLevels(workflow.steps);
   const levelOf = new Map<string, number>();
   levels.forEach((ids, level) => ids.forEach((id) => levelOf.set(id, level)));
@@ -77,7 +83,7 @@ export async function planRun(workflow: Workflow, config: RunnerConfig, apps: Ap
     const hints = readToolHints(tool);
     planned.hints = hints;
     const decision = decidePolicy(step.uses, hints, config.policy);
-    const resolved = resolveAsk(step.uses, decision, { yes: policy.yes, allow: policy.allow, interactive: policy.approver !== undefined });
+    const resolved = resolveAsk(step.uses, decision, { yes: policy.yes, allow: policy.allow, interactive: Boolean(options.interactive) });
     planned.policy = resolved === 'prompt' ? { action: 'ask', reason: `${decision.reason}; will prompt` } : resolved;
     planned.retry = describeRetrySafety(hints, retry.unsafe, retry.attempts);
     planned.problems.push(...checkLiteralArguments(tool, step.with));

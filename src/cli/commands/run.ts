@@ -30,10 +30,9 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
 
   if (options.dryRun) {
     const { config, workflow } = await loadRun(base);
-    if (interactive) policy.approver = async () => false; // only marks asks as "will prompt"
-    const apps = new AppRegistry({ config, verdictFile: undefined });
+    const apps = new AppRegistry({ config });
     try {
-      const plan = await planRun(workflow, config, apps, policy);
+      const plan = await planRun(workflow, config, apps, policy, { interactive });
       if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(plan, config.secretValues), null, 2) + '\n');
       else io.stdout(formatPlan(plan));
       return plan.steps.some((step) => step.problems.length > 0) ? ExitCode.stepFailed : ExitCode.succeeded;
