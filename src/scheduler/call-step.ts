@@ -99,7 +99,8 @@ export async function runCall(
         const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env, onElicit).finally(() => {
           if (asked.length > 0) (target.elicitations ??= []).push(...asked);
         });
-        const saved = await saveResult(callDir, result, readerFor(connection, env.signal), env.writeBehind);
+        // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt).
+        const saved = await saveResult(callDir, result, readerFor(await env.apps.get(step.app, env.signal), env.signal), env.writeBehind);
         target.outputs = outputsOf(result);
         target.text = textOf(result);
         target.files = saved.files;
