@@ -66,4 +66,27 @@ describe('runner run workflows/logo-to-quote.yaml', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(existsSync(join(ws.artifacts, 'broken'))).toBe(false);
   });
+
+  it('sheet app: add_sheet refuses a duplicate, delete_sheet removes one (destructive, allowed by config)', async () => {
+    const ws = createWorkspace(demoAppsYaml() + 'policy:\n  destructive: allow\n');
+    const file = ws.write(
+      'sheets.yaml',
+      [
+        'name: sheets',
+        'steps:',
+        '  - { id: c, uses: sheet.create_workbook, with: { path: "${{ run.dir }}/w.xlsx" } }',
+        '  - { id: a, uses: sheet.add_sheet, with: { path: "${{ steps.c.outputs.path }}", name: Two } }',
+        '  - { id: dup, uses: sheet.add_sheet, needs: [a], continue-on-error: true, with: { path: "${{ steps.c.outputs.path }}", name: Two } }',
+        '  - { id: d, uses: sheet.delete_sheet, needs: [dup], with: { path: "${{ steps.c.outputs.path }}", name: Sheet1 } }',
+        '',
+      ].join('\n'),
+    );
+    const result = await runCli(['--config', ws.config, 'run', file, '--json'], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    const steps = Object.fromEntries(JSON.parse(result.stdout).steps.map((step: { id: string }) => [step.id, step]));
+    expect(steps.a.outputs.sheets).toEqual(['Sheet1', 'Two']);
+    expect(steps.dup).toMatchObject({ status: 'failed', error: { kind: 'tool' } });
+    expect(steps.dup.error.message).toContain('already exists');
+    expect(steps.d.outputs.sheets).toEqual(['Two']);
+  });
 });

@@ -200,26 +200,34 @@ function createSheetServer({ root }) {
     });
   });
 
+  // add_sheet and delete_sheet: the same input, the same locked load → change → save.
+  const sheetNameInput = (description) => ({
+    type: 'object',
+    properties: { path: PATH, name: { ...SHEET, description } },
+    required: ['path', 'name'],
+    additionalProperties: false,
+  });
+  const changeSheets = (path, change) => {
+    const file = inRoot(path);
+    return withFileLock(file, async () => {
+      const workbook = await loadWorkbook(file, path);
+      change(workbook);
+      await saveWorkbook(workbook, file);
+      return { path: file, sheets: sheetNames(workbook) };
+    });
+  };
+
   registerJsonTool(server, 'add_sheet', {
     title: 'Add worksheet',
     description: 'Add an empty worksheet at the end. Refuses a name that already exists.',
     annotations: hints(false, false, false),
-    input: {
-      type: 'object',
-      properties: { path: PATH, name: { ...SHEET, description: 'Name of the new worksheet' } },
-      required: ['path', 'name'],
-      additionalProperties: false,
-    },
+    input: sheetNameInput('Name of the new worksheet'),
     output: SHEETS_OUTPUT,
   }, async ({ path, name }) => {
-    const file = inRoot(path);
     assertSheetName(name);
-    return withFileLock(file, async () => {
-      const workbook = await loadWorkbook(file, path);
+    return changeSheets(path, (workbook) => {
       if (findSheet(workbook, name)) throw new ToolError(`worksheet "${name}" already exists in ${path}`);
       workbook.addWorksheet(name);
-      await saveWorkbook(workbook, file);
-      return { path: file, sheets: sheetNames(workbook) };
     });
   });
 
@@ -227,24 +235,14 @@ function createSheetServer({ root }) {
     title: 'Delete worksheet',
     description: 'Delete a worksheet and everything on it. Refuses to delete the last worksheet.',
     annotations: hints(false, true, false),
-    input: {
-      type: 'object',
-      properties: { path: PATH, name: { ...SHEET, description: 'Name of the worksheet to delete' } },
-      required: ['path', 'name'],
-      additionalProperties: false,
-    },
+    input: sheetNameInput('Name of the worksheet to delete'),
     output: SHEETS_OUTPUT,
-  }, async ({ path, name }) => {
-    const file = inRoot(path);
-    return withFileLock(file, async () => {
-      const workbook = await loadWorkbook(file, path);
+  }, async ({ path, name }) =>
+    changeSheets(path, (workbook) => {
       const worksheet = pickSheet(workbook, name);
       if (workbook.worksheets.length === 1) throw new ToolError(`worksheet "${name}" is the only one in ${path}; a workbook needs at least one`);
       workbook.removeWorksheet(worksheet.id);
-      await saveWorkbook(workbook, file);
-      return { path: file, sheets: sheetNames(workbook) };
-    });
-  });
+    }));
 
   registerJsonTool(server, 'export_csv', {
     title: 'Export CSV',
