@@ -1,0 +1,65 @@
+// The `on:` part of a workflow file: watch and schedule triggers, checked and normalized.
+import { parseDuration } from '../config/durations.js';
+import { locatePath } from '../config/yaml-source.js';
+import { checkCronExpression, checkTimezone, CRON_EXPECTED } from './cron-syntax.js';
+import { isRecord, type LoadContext as Context } from './load-context.js';
+import type { RawWorkflow } from './schema.js';
+import type { ScheduleTrigger, WatchTrigger } from './types.js';
+
+/** Debounce of `on.watch` when the workflow does not say. */
+export const DEFAULT_DEBOUNCE_MS = 300;
+
+export function normalizeWatch(watch: NonNullable<NonNullable<RawWorkflow['on']>['watch']>, context: Context): WatchTrigger {
+  return {
+    paths: watch.paths ?? [],
+    events: watch.events ?? ['add'],
+    debounceMs: typeof watch.debounce === 'string' ? (parseDuration(watch.debounce) ?? 0) : DEFAULT_DEBOUNCE_MS,
+    ...(watch.claim !== undefined && { claim: watch.claim }),
+    location: locatePath(context.source, ['on', 'watch'], 'key'),
+  };
+}
+
+export function normalizeSchedules(context: Context): ScheduleTrigger[] {
+  const schedules = context.raw.on?.schedule;
+  if (!Array.isArray(schedules)) return [];
+  schedules.forEach((schedule, i) => checkSchedule(schedule, i, context));
+  return schedules.flatMap((schedule, i) =>
+    isRecord(schedule)
+      ? [
+          {
+            cron: schedule.cron!,
+            ...(schedule.timezone !== undefined && { timezone: schedule.timezone }),
+            overlap: schedule.overlap ?? 'skip',
+            catchUp: schedule['catch-up'] ?? 'one',
+            location: locatePath(context.source, ['on', 'schedule', i]),
+          },
+        ]
+      : [],
+  );
+}
+
+/** A bad cron expression or time zone is a load-time error at its value, not a surprise at the first fire. */
+function checkSchedule(schedule: unknown, index: number, context: Context): void {
+  if (!isRecord(schedule)) return;
+  const path = ['on', 'schedule', index];
+  if (typeof schedule.cron === 'string') {
+    const problem = checkCronExpression(schedule.cron);
+    if (problem) {
+      context.diagnostics.push({
+        location: locatePath(context.source, [...path, 'cron']),
+        message: `invalid cron expression \`${schedule.cron}\` in \`on.schedule[${index}]\`: ${problem}`,
+        expected: CRON_EXPECTED,
+      });
+    }
+  }
+  if (typeof schedule.timezone === 'string') {
+    const problem = checkTimezone(schedule.timezone);
+    if (problem) {
+      context.diagnostics.push({
+        location: locatePath(context.source, [...path, 'timezone']),
+        message: `invalid \`timezone\` in \`on.schedule[${index}]\`: ${problem}`,
+        hint: 'use a name from the IANA time zone database, like Europe/Berlin, America/New_York or UTC',
+      });
+    }
+  }
+}
