@@ -26,6 +26,8 @@ export type RunnerErrorCode =
   | 'not-found' // a file or run that was named does not exist
   | 'app' // an app could not be started or reached (outside a step)
   | 'interrupted' // SIGINT/SIGTERM
+  | 'storage' // a file or the run store could not be written (disk full, read-only, name too long)
+  | 'busy' // the run is held by another live process
   | 'internal';
 
 export interface RunnerErrorOptions {
@@ -94,6 +96,7 @@ export function exitCodeFor(error: unknown): number {
       case 'workflow':
       case 'inputs':
       case 'not-found':
+      case 'busy':
         return ExitCode.invalid;
       case 'interrupted':
         return ExitCode.interrupted;

@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { AppRegistry } from './apps/registry.js';
 import { createRunId } from './artifacts/run-id.js';
 import type { RunRecord } from './artifacts/run-record.js';
@@ -8,7 +8,10 @@ import type { RunnerConfig } from './config/types.js';
 import type { PolicyOverrides, RunEvent } from './scheduler/events.js';
 import { executeRun } from './scheduler/executor.js';
 import { Limits } from './scheduler/limits.js';
-import { findRun } from './store/run-history.js';
+import { findRun, openRunStore } from './store/run-history.js';
+import { currentOwner } from './store/run-owner.js';
+import type { StoredRun } from './store/run-store.js';
+import { takeOverRun } from './store/take-over.js';
 import { RunnerError } from './errors.js';
 import { readInputsFile, resolveInputs } from './workflow/inputs.js';
 import { loadWorkflow } from './workflow/load.js';
@@ -49,41 +52,83 @@ export async function loadRun(options: RunnerContext & { workflowPath: string; i
 
 /** `runner run`: runs a workflow once and resolves with its final record. */
 export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
-  const { config, workflow, inputs, previous } = options.resume ? await loadResume(options, options.resume.id) : { ...(await loadRun(options)), previous: undefined };
-  options.onLoaded?.({ config, workflow });
   const clock = options.clock ?? systemClock;
-  const runId = previous?.id ?? createRunId(clock.now());
-  const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
+  const loaded = options.resume ? await loadResume(options, options.resume.id, clock) : { ...(await loadRun(options)), previous: undefined, store: undefined };
+  const { config, workflow, inputs, previous } = loaded;
+  const store = loaded.store ?? openRunStore(config.artifacts, clock.now());
+  const owner = currentOwner(clock.now());
   try {
-    return await executeRun({
-      workflow,
-      config,
-      apps,
-      limits: new Limits(config),
-      inputs,
-      policy: options.policy,
-      clock,
-      signal: options.signal,
-      env: options.env,
-      runId,
-      resume: previous ? { record: previous, rerunUnknown: options.resume!.rerunUnknown } : undefined,
-      onEvent: options.onEvent,
-    });
+    options.onLoaded?.({ config, workflow });
+    const runId = previous?.id ?? createRunId(clock.now());
+    const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
+    try {
+      return await executeRun({
+        workflow,
+        config,
+        apps,
+        limits: new Limits(config),
+        inputs,
+        policy: options.policy,
+        clock,
+        signal: options.signal,
+        env: options.env,
+        runId,
+        store,
+        owner,
+        resume: previous ? { record: previous, rerunUnknown: options.resume!.rerunUnknown } : undefined,
+        onEvent: options.onEvent,
+      });
+    } finally {
+      await apps.closeAll();
+    }
   } finally {
-    await apps.closeAll();
+    if (previous) store.releaseRun(previous.id, owner); // when the run never started; a no-op otherwise
+    store.close();
   }
 }
 
-/** Loads what `runner resume ID` continues: the run record, and its workflow file as it is now. */
-async function loadResume(options: RunnerContext, id: string) {
+/**
+ * Loads what `runner resume ID` continues: the run from the store (never from
+ * a file under artifacts, which an app could have written), made this
+ * process's own, and its workflow file as it is now.
+ */
+async function loadResume(options: RunnerContext, id: string, clock: Clock) {
   const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
-  const previous = findRun(config.artifacts, id);
-  if (!previous.workflowFile) {
-    throw new RunnerError('usage', `run ${previous.id} does not say which workflow file it came from, so it cannot be resumed`);
+  const store = openRunStore(config.artifacts, clock.now());
+  try {
+    const stored = findRun(store, config.artifacts, id);
+    const { run } = stored;
+    if (run.status === 'succeeded') {
+      throw new RunnerError('usage', `run ${run.id} already succeeded; there is nothing to resume`, { hint: 'start a new run with `runner run`' });
+    }
+    const workflowFile = trustedWorkflowFile(stored, config);
+    const workflow = await loadWorkflow(workflowFile, config);
+    if (workflow.name !== run.workflow) {
+      throw new RunnerError('usage', `run ${run.id} is a run of \`${run.workflow}\`, but ${workflowFile} is now workflow \`${workflow.name}\``, {
+        hint: 'start a new run with `runner run`',
+      });
+    }
+    const previous = takeOverRun(store, stored, { owner: currentOwner(clock.now()), nowMs: clock.now(), secrets: config.secretEntries });
+    return { config, workflow, inputs: previous.inputs, previous, store };
+  } catch (error) {
+    store.close();
+    throw error;
   }
-  if (previous.status === 'succeeded') {
-    throw new RunnerError('usage', `run ${previous.id} already succeeded; there is nothing to resume`, { hint: 'start a new run with `runner run`' });
+}
+
+/**
+ * The workflow file a run came from. The store recorded it for runs it saw
+ * start; a run imported from an old run.json (which anything could have
+ * written) is resumed only from a workflow file inside the config folder.
+ */
+function trustedWorkflowFile(stored: StoredRun, config: RunnerConfig): string {
+  const file = stored.run.workflowFile;
+  if (!file) throw new RunnerError('usage', `run ${stored.run.id} does not say which workflow file it came from, so it cannot be resumed`);
+  const inside = relative(config.dir, file);
+  if (stored.imported && (inside.startsWith('..') || isAbsolute(inside))) {
+    throw new RunnerError('usage', `run ${stored.run.id} was recorded before the run store existed, and its workflow file ${file} is outside ${config.dir}; it is not resumed`, {
+      hint: 'start a new run with `runner run`',
+    });
   }
-  const workflow = await loadWorkflow(previous.workflowFile, config);
-  return { config, workflow, inputs: previous.inputs, previous };
+  return file;
 }

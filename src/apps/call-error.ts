@@ -33,7 +33,7 @@ export class CallError extends Error {
 /** Why a call's signal was aborted, set by whoever aborts it. */
 export class CallAbortReason extends Error {
   constructor(
-    readonly kind: 'timeout' | 'cancelled',
+    readonly kind: 'timeout' | 'cancelled' | 'storage',
     message: string,
   ) {
     super(message);

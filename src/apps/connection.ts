@@ -11,7 +11,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import type { AppConfig } from '../config/types.js';
-import { maskSecrets } from '../secrets.js';
+import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { CallError, classifyCallError } from './call-error.js';
 import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
@@ -70,6 +70,8 @@ export interface CallOptions {
 }
 
 const STDERR_TAIL_LINES = 40;
+/** Longest stderr line kept in the tail (the log file gets all of it). */
+const STDERR_LINE_MAX_CHARS = 2_000;
 
 
 
@@ -91,6 +93,7 @@ export class AppConnection {
   private toolsLoading: Promise<Map<string, Tool>> | undefined;
   private readonly stderrTail: string[] = [];
   private partialLine = '';
+  private stderrMasker: StreamMasker | undefined;
   private log: WriteStream | undefined;
   private pid: number | null = null;
   private readonly closeListeners = new Set<() => void>();
@@ -282,14 +285,25 @@ export class AppConnection {
   }
 
   private captureStderr(text: string): void {
-    const masked = maskSecrets(text, this.options.secretValues);
+    // An app may write a secret in pieces (`sk-12`, then `34`): the stream
+    // masker holds back a tail that could be the start of one until it knows.
+    this.stderrMasker ??= createStreamMasker(this.options.secretValues);
+    this.appendStderr(this.stderrMasker.push(text));
+  }
+
+  /** Adds masked stderr text to the log file and the tail of the last lines. */
+  private appendStderr(masked: string): void {
+    if (masked.length === 0) return;
     this.log?.write(masked);
-    const lines = (this.partialLine + masked).split('\n');
-    this.partialLine = lines.pop() ?? '';
-    for (const line of lines) {
-      this.stderrTail.push(line);
+    // Only the new text is split, and a line is kept up to STDERR_LINE_MAX_CHARS:
+    // an app writing 100 MB without a newline must not be re-split on every chunk.
+    const lines = masked.split('\n');
+    const rest = lines.pop() ?? '';
+    for (const [index, line] of lines.entries()) {
+      this.stderrTail.push(clipLine(index === 0 ? this.partialLine + line : line));
       if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
     }
+    this.partialLine = clipLine(lines.length === 0 ? this.partialLine + rest : rest);
   }
 
   /** The per-run log file exists from the start, even while the app has said nothing. */
@@ -365,6 +379,8 @@ export class AppConnection {
       untrackChild(pid);
     }
     this.markClosed();
+    // What the masker still holds (the end of the last line) belongs in the log and the tail too.
+    if (this.stderrMasker) this.appendStderr(this.stderrMasker.end());
     await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
   }
 }
@@ -378,4 +394,9 @@ function describeCauses(error: unknown): string {
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts.join(': ') || 'unknown error';
+}
+
+/** A stderr line as the tail keeps it: its start, where the message usually is. */
+function clipLine(line: string): string {
+  return line.length > STDERR_LINE_MAX_CHARS ? line.slice(0, STDERR_LINE_MAX_CHARS) : line;
 }

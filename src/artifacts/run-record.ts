@@ -1,7 +1,8 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FailureKind, PolicyAction } from '../config/types.js';
 import type { AppInfo } from '../apps/connection.js';
+import { storageError } from './storage-error.js';
 
 export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -82,14 +83,42 @@ export interface RunRecord {
   error?: { message: string } | null;
   /** When `runner resume` continued this run. */
   resumedAt?: string[];
+  /** Each resume: when, and which steps ran (again) in it. */
+  resumes?: { at: string; steps: string[] }[];
+  /** Time the run was executing, over all its executions (the gaps before resumes left out). */
+  durationMs?: number;
 }
 
-/** Writes `data` as JSON atomically: a temp file beside it, then rename. */
+/**
+ * Writes `data` as JSON atomically: a temp file beside it, then rename. On
+ * failure (disk full, read-only folder, name too long) the temp file is
+ * removed, the old file is left as it was, and a `storage` RunnerError says
+ * which path and why.
+ */
 export function writeJsonAtomic(file: string, data: unknown): void {
-  mkdirSync(dirname(file), { recursive: true });
+  writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
+}
+
+/** writeJsonAtomic for any content. */
+export function writeFileAtomic(file: string, content: string | Buffer): void {
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(data, null, 2) + '\n');
-  renameSync(temp, file);
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(temp, content);
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw storageError(error, file);
+  }
+}
+
+/** Creates a run's folder; a `storage` RunnerError (nothing has run) when it cannot. */
+export function makeRunFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw storageError(error, dir);
+  }
 }
 
 /**
@@ -104,6 +133,8 @@ export class RunRecordWriter {
   constructor(
     private readonly record: RunRecord,
     private readonly transform: (record: RunRecord) => unknown = (record) => record,
+    /** Called when a write fails; without it the error is thrown. */
+    private readonly onFailure?: (error: unknown) => void,
     // Each write serializes the whole record: often enough to stay "current
     // within a second", rarely enough not to cost a long run much.
     private readonly intervalMs = 800,
@@ -129,6 +160,11 @@ export class RunRecordWriter {
       this.timer = undefined;
     }
     this.dirty = false;
-    writeJsonAtomic(this.file, this.transform(this.record));
+    try {
+      writeJsonAtomic(this.file, this.transform(this.record));
+    } catch (error) {
+      if (!this.onFailure) throw error;
+      this.onFailure(error);
+    }
   }
 }

@@ -1,6 +1,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import { maskToolResult } from '../secrets.js';
 import { writeJsonAtomic } from './run-record.js';
 import { extensionFor, fileNameForUri, sanitizeFileName } from './file-names.js';
 import type { WriteBehind } from './write-behind.js';
@@ -8,7 +9,7 @@ import type { WriteBehind } from './write-behind.js';
 export interface SavedResult {
   /** Absolute paths of the files saved, in content order. */
   files: string[];
-  /** The result as stored in result.json (binary payloads replaced by file references). */
+  /** The result as stored in result.json (binary payloads replaced by file references, secrets masked). */
   stored: unknown;
 }
 
@@ -20,13 +21,15 @@ export type ResourceReader = (uri: string) => Promise<ReadResourceResult>;
  * files, resource links read through `resources/read` and saved, and
  * result.json with every binary payload replaced by `{ file }`. Files a later
  * step may read are on disk when this resolves; result.json, which only the
- * record needs, goes through `writeBehind` when one is given.
+ * record needs, goes through `writeBehind` when one is given. Secrets are
+ * masked in result.json only: saved payload files stay exactly as delivered.
  */
 export async function saveResult(
   stepDir: string,
   result: CallToolResult,
   readResource?: ResourceReader,
   writeBehind?: WriteBehind,
+  secretValues: readonly string[] = [],
 ): Promise<SavedResult> {
   const used = new Set<string>(['result.json']);
   const files: string[] = [];
@@ -94,7 +97,8 @@ export async function saveResult(
         storedContent.push(block);
     }
   }
-  const stored = { ...result, content: storedContent };
+  // Masked after the payloads are saved: a file a later step reads must be the app's bytes, not `***`.
+  const stored = maskToolResult({ ...result, content: storedContent }, secretValues);
   const writeRecord = () => writeJsonAtomic(join(stepDir, 'result.json'), stored); // makes the folder too
   if (writeBehind) writeBehind.add(writeRecord);
   else writeRecord();

@@ -11,6 +11,8 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 const runCommand: typeof import('./commands/run.js').runCommand = async (...args) => (await import('./commands/run.js')).runCommand(...args);
 const runsCommand: typeof import('./commands/runs.js').runsCommand = async (...args) => (await import('./commands/runs.js')).runsCommand(...args);
 const showRunCommand: typeof import('./commands/runs.js').showRunCommand = async (...args) => (await import('./commands/runs.js')).showRunCommand(...args);
+const pruneCommand: typeof import('./commands/runs.js').pruneCommand = async (...args) => (await import('./commands/runs.js')).pruneCommand(...args);
+const logsCommand: typeof import('./commands/logs.js').logsCommand = async (...args) => (await import('./commands/logs.js')).logsCommand(...args);
 const serveCommand: typeof import('./commands/serve.js').serveCommand = async (...args) => (await import('./commands/serve.js')).serveCommand(...args);
 const toolsCommand: typeof import('./commands/tools.js').toolsCommand = async (...args) => (await import('./commands/tools.js')).toolsCommand(...args);
 const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
@@ -46,15 +48,35 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
 
   const runs = program
     .command('runs')
-    .description('run history, newest first')
+    .description('run history from the run store, newest first')
+    .option('--workflow <name>', 'only runs of this workflow')
+    .option('--status <status>', 'only runs with this status: running, succeeded, failed or cancelled')
+    .option('--since <duration>', 'only runs that started within this long (e.g. 7d, 12h)')
+    .option('--limit <n>', 'at most this many runs')
     .option('--json', 'print JSON')
     .action(handle((options) => runsCommand({ ...globals(), ...options }, io)));
   runs
     .command('show')
-    .description('one run record')
-    .argument('<id>', 'run id (a unique prefix is enough)')
+    .description('one run: each step\'s status, duration, attempts, foreach items and saved files')
+    .argument('<id>', 'run id (a unique prefix is enough), or `latest`')
     .option('--json', 'print the run record as JSON')
     .action(handle((id: string, options) => showRunCommand(id, { ...globals(), ...runs.opts(), ...options }, io)));
+  runs
+    .command('prune')
+    .description('delete old runs, folders and history (never one still running); no flags: apply `retention:` from the config')
+    .option('--older-than <duration>', 'runs that started longer ago than this (e.g. 30d)')
+    .option('--keep <n>', 'keep the newest N runs of each workflow')
+    .option('--workflow <name>', 'only runs of this workflow')
+    .option('--dry-run', 'list what would be deleted, delete nothing')
+    .option('--json', 'print JSON')
+    .action(handle((options) => pruneCommand({ ...globals(), ...runs.opts(), ...options }, io)));
+
+  program
+    .command('logs')
+    .description('the captured app logs (stderr) of a run')
+    .argument('<id>', 'run id (a unique prefix is enough), or `latest`')
+    .argument('[app]', 'only this app')
+    .action(handle((id: string, app: string | undefined) => logsCommand(id, app, globals(), io)));
 
   program
     .command('resume')

@@ -4,11 +4,11 @@ import type { Rate } from './types.js';
 // that works with milliseconds. The patterns are shared with the JSON schemas,
 // so the editor, the validator and the parser accept exactly the same text.
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const RATE_INTERVAL_MS: Record<string, number> = { s: 1_000, min: 60_000, h: 3_600_000 };
 
-/** One or more `<number><unit>` parts: `500ms`, `30s`, `1.5m`, `2h`, `1h30m`. */
-export const DURATION_PATTERN = '^(\\d+(\\.\\d+)?(ms|s|m|h))+$';
+/** One or more `<number><unit>` parts: `500ms`, `30s`, `1.5m`, `2h`, `1h30m`, `30d`. */
+export const DURATION_PATTERN = '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$';
 
 /** `<count>/<unit>` with unit s, min or h: `15/min`, `2/s`, `100/h`. */
 export const RATE_PATTERN = '^[1-9]\\d*/(s|min|h)$';
@@ -19,7 +19,7 @@ export const DURATION_EXPECTED = 'a duration like 500ms, 30s or 10m';
 /** What a rate looks like, for messages and the editor schema. */
 export const RATE_EXPECTED = 'a rate like 15/min, 2/s or 100/h';
 
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
 const DURATION_WHOLE = new RegExp(DURATION_PATTERN);
 const RATE_WHOLE = /^([1-9]\d*)\/(s|min|h)$/;
 

@@ -3,7 +3,7 @@ import type { Diagnostic } from '../errors.js';
 import { parseDuration, parseRate } from './durations.js';
 import type { RawApp, RawConfig, RawRetry } from './schema.js';
 import { describePath, type PathNames } from './schema-diagnostics.js';
-import type { AppConfig, FailureKind, PolicyConfig, RetryOverrides, RetryPolicy, RunnerConfig } from './types.js';
+import type { AppConfig, FailureKind, PolicyConfig, RetryOverrides, RetryPolicy, RunnerConfig, SecretEntry } from './types.js';
 import { locateInString, locatePath, type YamlPath, type YamlSource } from './yaml-source.js';
 
 /** Max tool calls in flight in the whole process when the config does not say. */
@@ -61,6 +61,7 @@ export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagno
     }),
   );
   const secrets = raw.secrets ?? [];
+  const secretEntries = collectSecretEntries(secrets, env, apps);
   return {
     file: input.file,
     dir,
@@ -70,7 +71,13 @@ export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagno
     retry: { ...DEFAULT_RETRY, ...normalizeRetry(raw.retry) },
     policy: normalizePolicy(raw.policy),
     secrets,
-    secretValues: collectSecretValues(secrets, env, apps),
+    secretValues: secretEntries.map((entry) => entry.value),
+    secretEntries,
+    retention: {
+      ...(raw.retention?.['max-age'] !== undefined && { maxAgeMs: parseDuration(raw.retention['max-age']) }),
+      ...(raw.retention?.['max-runs'] !== undefined && { maxRuns: raw.retention['max-runs'] }),
+    },
+    warnings: warnSecretsInArgs(input.apps, apps, secretEntries),
   };
 }
 
@@ -183,18 +190,39 @@ export function expandVariables(text: string, env: NodeJS.ProcessEnv, onMissing:
 }
 
 /**
- * The values to mask: each secret name's value in the environment, and the
- * value of an app's `env` entry of that name (which may be written literally
- * in the config), longest first so a longer secret is masked before a part of it.
+ * The values to mask, each with the name it came from: each secret name's
+ * value in the environment, and the value of an app's `env` or `headers`
+ * entry of that name (which may be written literally in the config), longest
+ * first so a longer secret is masked before a part of it.
  */
-function collectSecretValues(secrets: string[], env: NodeJS.ProcessEnv, apps: Record<string, AppConfig>): string[] {
-  const values = new Set<string>();
+function collectSecretEntries(secrets: string[], env: NodeJS.ProcessEnv, apps: Record<string, AppConfig>): SecretEntry[] {
+  const byValue = new Map<string, string>();
   for (const name of secrets) {
     const value = env[name];
-    if (value) values.add(value);
+    if (value && !byValue.has(value)) byValue.set(value, name);
     for (const app of Object.values(apps)) {
-      if (app.transport === 'stdio' && app.env[name]) values.add(app.env[name]);
+      const fromApp = app.transport === 'stdio' ? app.env[name] : app.headers[name];
+      if (fromApp && !byValue.has(fromApp)) byValue.set(fromApp, name);
     }
   }
-  return [...values].sort((a, b) => b.length - a.length);
+  return [...byValue].map(([value, name]) => ({ name, value })).sort((a, b) => b.value.length - a.value.length);
+}
+
+/** A secret in a stdio app's `args` is visible to every user of the machine (`ps`): say so at load. */
+function warnSecretsInArgs(declarations: AppDeclaration[], apps: Record<string, AppConfig>, secrets: SecretEntry[]): Diagnostic[] {
+  const warnings: Diagnostic[] = [];
+  for (const declaration of declarations) {
+    const app = apps[declaration.name];
+    if (app?.transport !== 'stdio') continue;
+    for (const [index, arg] of app.args.entries()) {
+      const secret = secrets.find((entry) => arg.includes(entry.value));
+      if (!secret) continue;
+      warnings.push({
+        location: locatePath(declaration.source, [...declaration.path, 'args', index]),
+        message: `app \`${declaration.name}\` gets the secret ${secret.name} in its \`args\`, where any user of this machine can read it in the process list`,
+        hint: `pass it through the app's \`env\` instead: env: { ${secret.name}: \${${secret.name}} }`,
+      });
+    }
+  }
+  return warnings;
 }

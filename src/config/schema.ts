@@ -172,6 +172,15 @@ export const configSchema = {
         },
       },
     },
+    retention: {
+      type: 'object',
+      description: 'How long run history is kept, per workflow: `runner runs prune` with no flags, and `serve` after each run, delete runs past either limit (never one still running).',
+      additionalProperties: false,
+      properties: {
+        'max-age': durationSchema('Delete runs that started longer ago than this (e.g. 30d).'),
+        'max-runs': countSchema('Keep at most this many runs per workflow, newest first.'),
+      },
+    },
     secrets: {
       type: 'array',
       description: 'Names of environment variables whose values are masked as *** everywhere.',

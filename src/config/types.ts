@@ -1,4 +1,4 @@
-import type { SourceLocation } from '../errors.js';
+import type { Diagnostic, SourceLocation } from '../errors.js';
 
 /** allow | ask | deny: what the policy does with a call. */
 export type PolicyAction = 'allow' | 'ask' | 'deny';
@@ -12,7 +12,8 @@ export type FailureKind =
   | 'cancelled'
   | 'policy'
   | 'unavailable'
-  | 'input';
+  | 'input'
+  | 'storage';
 
 /** A rate limit: at most `count` calls per `intervalMs`. Parsed from `15/min`. */
 export interface Rate {
@@ -103,4 +104,22 @@ export interface RunnerConfig {
   secrets: string[];
   /** The values to mask (from `secrets`), longest first. */
   secretValues: string[];
+  /** The same values with the name each came from (the run store keeps the name, never the value). */
+  secretEntries: SecretEntry[];
+  /** Run history limits per workflow (`retention:`); absent keys keep runs for good. */
+  retention: RetentionPolicy;
+  /** Problems that do not stop anything (a secret in an app's `args`), for the CLI to print. */
+  warnings: Diagnostic[];
+}
+
+/** A secret value and the env name it came from. */
+export interface SecretEntry {
+  name: string;
+  value: string;
+}
+
+/** `retention:` of runner.config.yaml, normalized. */
+export interface RetentionPolicy {
+  maxAgeMs?: number;
+  maxRuns?: number;
 }

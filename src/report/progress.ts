@@ -110,7 +110,7 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
 export function summaryLine(run: RunRecord): string {
   const counts = new Map<string, number>();
   for (const step of run.steps) counts.set(step.status, (counts.get(step.status) ?? 0) + 1);
-  const took = run.endedAt ? ` in ${formatMs(Date.parse(run.endedAt) - Date.parse(run.startedAt))}` : '';
+  const took = run.endedAt ? ` in ${formatMs(run.durationMs ?? Date.parse(run.endedAt) - Date.parse(run.startedAt))}` : '';
   const parts = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
   const error = run.error?.message ? ` (${run.error.message})` : '';
   return `run ${run.id} ${run.status}${took}: ${parts}${error}`;

@@ -7,6 +7,7 @@ import { CallAbortReason, CallError, classifyCallError } from '../apps/call-erro
 import type { AttemptRecord, ElicitationRecord, ItemRecord, StepErrorRecord, StepRecord } from '../artifacts/run-record.js';
 import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
 import type { WriteBehind } from '../artifacts/write-behind.js';
+import { storageError } from '../artifacts/storage-error.js';
 import type { Clock } from '../clock.js';
 import type { RetryPolicy, RunnerConfig } from '../config/types.js';
 import { evaluateTemplate, ExpressionError, type ExpressionContext } from '../workflow/expressions.js';
@@ -40,7 +41,18 @@ export interface CallEnvironment {
   /** result.json files are written a moment later, after the next request went out. */
   writeBehind?: WriteBehind;
   emit: (event: CallEvent) => void;
-  changed: () => void;
+  /** Notes that a step (or one of its foreach items) changed, for the store and run.json. */
+  changed: (stepId: string, item?: number) => void;
+  /** Records side-effecting calls before they are sent (see RunRecorder); absent: nothing is journaled. */
+  journal?: CallJournal;
+}
+
+/** The call journal as a call sees it. */
+export interface CallJournal {
+  /** Durably records that the call is about to be sent; throws when it cannot (then it is not sent). */
+  intent(call: { stepId: string; item?: number; attempt: number; uses: string }): string;
+  /** Records the call's outcome, with the record changes before it. */
+  settle(token: string, outcome: 'succeeded' | 'failed'): void;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -63,7 +75,13 @@ export async function runCall(
   const { clock } = env;
   target.status = 'running';
   env.emit({ type: 'step', stepId: step.id, status: 'running', item });
-  env.changed();
+  env.changed(step.id, item);
+  // The journal entry of the attempt in flight, when the tool has side effects.
+  const sent: { token?: string } = {};
+  const settle = (outcome: 'succeeded' | 'failed') => {
+    if (sent.token !== undefined) env.journal?.settle(sent.token, outcome);
+    sent.token = undefined;
+  };
   try {
     const connection = await env.apps.get(step.app, env.signal);
     const tool = await connection.getTool(step.tool, env.signal);
@@ -89,18 +107,21 @@ export async function runCall(
     const allowed = await applyPolicy(step, stepRecord, hints, args, env, item);
     if (!allowed) return finish(target, 'denied', { kind: 'policy', message: deniedMessage(stepRecord), outcome: 'not-sent' }, env, step, item);
 
-    const timeoutMs = step.timeoutMs ?? env.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    // The step's own timeout, else the app's, else the workflow's default.
+    const timeoutMs = step.timeoutMs ?? env.config.apps[step.app]?.timeoutMs ?? env.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const journaled = env.journal !== undefined && !hints.readOnly && !hints.idempotent;
     for (let attempt = 1; ; attempt++) {
       const startedAt = new Date(clock.now()).toISOString();
       target.attempts = attempt;
       try {
         const asked: ElicitationRecord[] = [];
         const onElicit = createElicitationHandler(step, ctx, env.policy.prompter, env.signal, asked, item);
-        const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env, onElicit).finally(() => {
+        const beforeSend = journaled ? () => (sent.token = env.journal!.intent({ stepId: step.id, item, attempt, uses: step.uses })) : undefined;
+        const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env, onElicit, beforeSend).finally(() => {
           if (asked.length > 0) (target.elicitations ??= []).push(...asked);
         });
         // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt).
-        const saved = await saveResult(callDir, result, readerFor(await env.apps.get(step.app, env.signal), env.signal), env.writeBehind);
+        const saved = await saveCallResult(step, callDir, result, env);
         target.outputs = outputsOf(result);
         target.text = textOf(result);
         target.files = saved.files;
@@ -108,7 +129,8 @@ export async function runCall(
           throw new CallError('tool', `${step.uses} reported an error: ${firstLine(textOf(result)) || 'no message'}`);
         }
         target.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
-        return finish(target, 'succeeded', null, env, step, item);
+        finish(target, 'succeeded', null, env, step, item);
+        return settle('succeeded');
       } catch (caught) {
         const error = classifyCallError(caught, { app: step.app, signal: env.signal, sent: true });
         const record = toErrorRecord(error);
@@ -117,7 +139,8 @@ export async function runCall(
         if (attempt < env.retry.attempts && isRetryableKind(error.kind, env.retry) && safe && !env.signal.aborted) {
           const delayMs = computeBackoffMs(attempt, env.retry);
           env.emit({ type: 'retry', stepId: step.id, item, attempt, delayMs, error: record });
-          env.changed();
+          env.changed(step.id, item);
+          settle('failed');
           await clock.sleep(delayMs, env.signal);
           continue;
         }
@@ -134,7 +157,23 @@ export async function runCall(
         ? caught
         : classifyCallError(caught, { app: step.app, signal: env.signal, sent: false });
     const record = (error as CallError & { record?: StepErrorRecord }).record ?? toErrorRecord(error);
-    return finish(target, error.kind === 'cancelled' ? 'cancelled' : 'failed', record, env, step, item);
+    finish(target, error.kind === 'cancelled' ? 'cancelled' : 'failed', record, env, step, item);
+    settle('failed');
+  }
+}
+
+/**
+ * Saves a result into the call's folder. A write that fails (disk full, name
+ * too long) fails the step as `storage`: the call itself ran, so its outcome
+ * counts as unknown for a tool with side effects and it is not retried.
+ */
+async function saveCallResult(step: Step, callDir: string, result: CallToolResult, env: CallEnvironment) {
+  try {
+    return await saveResult(callDir, result, readerFor(await env.apps.get(step.app, env.signal), env.signal), env.writeBehind, env.config.secretValues);
+  } catch (error) {
+    if (error instanceof CallError) throw error;
+    const failure = storageError(error, callDir);
+    throw new CallError('storage', `${step.uses} ran, but its result could not be saved: ${failure.message}`, { outcome: 'unknown', cause: error });
   }
 }
 
@@ -145,6 +184,7 @@ async function callOnce(
   timeoutMs: number,
   env: CallEnvironment,
   onElicit: ElicitationHandler,
+  beforeSend?: () => void,
 ): Promise<CallToolResult> {
   let dispatched = false;
   try {
@@ -173,6 +213,16 @@ async function callOnce(
         };
         armIdle();
         try {
+          if (beforeSend) {
+            try {
+              beforeSend();
+            } catch (error) {
+              throw new CallError('storage', `${step.uses} was not sent: its intent could not be recorded: ${error instanceof Error ? error.message : String(error)}`, {
+                outcome: 'not-sent',
+                cause: error,
+              });
+            }
+          }
           return await connection.callTool(step.tool, args, {
             signal: controller.signal,
             // The SDK's own timer is only a backstop; the Clock-driven timers above decide.
@@ -247,7 +297,7 @@ function finish(
   target.status = status;
   target.error = error;
   env.emit({ type: 'step', stepId: step.id, status, item, error });
-  env.changed();
+  env.changed(step.id, item);
 }
 
 function toErrorRecord(error: CallError): StepErrorRecord {

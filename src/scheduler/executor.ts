@@ -1,15 +1,18 @@
 import { setMaxListeners } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type PQueue from 'p-queue';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason } from '../apps/call-error.js';
 import { createRunId } from '../artifacts/run-id.js';
 import { WriteBehind } from '../artifacts/write-behind.js';
-import { RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
+import { makeRunFolder, RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
-import { maskSecretsDeep } from '../secrets.js';
+import { maskRunRecord } from '../secrets.js';
+import { openRunStore } from '../store/run-history.js';
+import { currentOwner } from '../store/run-owner.js';
+import { RunRecorder } from '../store/run-recorder.js';
+import type { RunOwner, RunStore } from '../store/run-store.js';
 import {
   evaluateCondition,
   evaluateTemplate,
@@ -23,6 +26,10 @@ import { formatMs, itemDir, runCall, type CallEnvironment, type CallRecord } fro
 import type { PolicyOverrides, RunEvent } from './events.js';
 import { Limits } from './limits.js';
 import { mergeRetry } from './retry.js';
+import { activeMsBefore, keepsItem, pendingItem, pendingRecord, resumeSteps, type ResumeOptions } from './resume.js';
+
+/** The most items a `foreach` may give when its step sets no `max-items`. */
+export const DEFAULT_MAX_ITEMS = 10_000;
 
 export interface ExecuteRunOptions {
   workflow: Workflow;
@@ -41,8 +48,16 @@ export interface ExecuteRunOptions {
   signal?: AbortSignal;
   env?: Record<string, string | undefined>;
   runId?: string;
-  /** Continue this earlier run of the same workflow: its succeeded steps are kept, not run again. */
-  resume?: { record: RunRecord; rerunUnknown: boolean };
+  /**
+   * Continue this earlier run of the same workflow: its succeeded steps and
+   * foreach items are kept, not run again. The caller has claimed it in the
+   * store and put the journal's open intents into its record (see takeOverRun).
+   */
+  resume?: ResumeOptions;
+  /** Where the run is recorded. Default: the SQLite store of the artifacts folder, opened and closed here. */
+  store?: RunStore;
+  /** Who executes the run. Default: this process. */
+  owner?: RunOwner;
   onEvent?: (event: RunEvent) => void;
   /** Called once the run folder exists, before any step runs. */
   onRunDir?: (dir: string) => void;
@@ -56,13 +71,15 @@ export interface ExecuteRunOptions {
 export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord> {
   const { workflow, config, apps } = options;
   const clock = options.clock ?? systemClock;
-  const id = options.resume?.record.id ?? options.runId ?? createRunId(clock.now());
-  const dir = options.resume?.record.dir ?? join(config.artifacts, workflow.name, id);
-  mkdirSync(dir, { recursive: true });
+  const previous = options.resume?.record;
+  const id = previous?.id ?? options.runId ?? createRunId(clock.now());
+  const dir = join(config.artifacts, workflow.name, id);
+  makeRunFolder(dir);
   options.onRunDir?.(dir);
 
-  const previous = options.resume?.record;
-  const kept = new Set<string>();
+  const sessionStartMs = clock.now();
+  const resumed = previous ? resumeSteps(previous, workflow, options.resume!) : undefined;
+  const kept = resumed?.kept ?? new Set<string>();
   const record: RunRecord = {
     id,
     workflow: workflow.name,
@@ -73,32 +90,53 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     startedAt: previous?.startedAt ?? iso(clock),
     endedAt: null,
     dir,
-    apps: {},
-    steps: workflow.steps.map((step) => {
-      const before = previous?.steps.find((candidate) => candidate.id === step.id);
-      if (!before) return pendingRecord(step);
-      if (before.status === 'succeeded') {
-        kept.add(step.id);
-        return before;
-      }
-      if (before.error?.outcome === 'unknown' && !options.resume!.rerunUnknown) {
-        kept.add(step.id);
-        return { ...before, error: { ...before.error, message: `${before.error.message} (not run again: its outcome is unknown; resume with --rerun-unknown to run it anyway)` } };
-      }
-      return { ...pendingRecord(step), history: before.history };
+    apps: { ...previous?.apps },
+    steps: resumed?.steps ?? workflow.steps.map(pendingRecord),
+    ...(previous && {
+      resumedAt: [...(previous.resumedAt ?? []), iso(clock)],
+      resumes: [...(previous.resumes ?? []), { at: iso(clock), steps: resumed!.rerun }],
     }),
-    ...(previous ? { resumedAt: [...(previous.resumedAt ?? []), iso(clock)] } : {}),
     error: null,
   };
-  const writer = new RunRecordWriter(record, (r) => maskSecretsDeep(r, config.secretValues));
-  const emit = (event: RunEvent) => options.onEvent?.(event);
-  writer.flush();
-  emit({ type: 'run-started', run: record });
 
-  // The run's own signal: aborted by the caller (cancel) or by the run timeout.
+  // The run's own signal: aborted by the caller (cancel), by the run timeout, or by a failed write.
   const controller = new AbortController();
   // Every queued and in-flight call listens on this signal; that is by design, not a leak.
   setMaxListeners(0, controller.signal);
+  let storageFailure: string | undefined;
+  const onStorageFailure = (error: unknown) => {
+    if (storageFailure) return;
+    storageFailure = error instanceof Error ? error.message : String(error);
+    controller.abort(new CallAbortReason('storage', `the run could not be recorded, so it stopped: ${storageFailure}`));
+  };
+
+  const ownStore = options.store === undefined;
+  const store = options.store ?? openRunStore(config.artifacts, clock.now());
+  const owner = options.owner ?? currentOwner(clock.now());
+  const recorder = new RunRecorder(store, record, {
+    owner,
+    secrets: config.secretEntries,
+    clock,
+    session: previous?.resumes?.length ?? 0,
+    onFailure: onStorageFailure,
+  });
+  try {
+    if (previous) recorder.rewrite();
+    else recorder.create();
+  } catch (error) {
+    if (ownStore) store.close();
+    throw error;
+  }
+  const writer = new RunRecordWriter(record, (r) => maskRunRecord(r, config.secretValues), onStorageFailure);
+  const emit = (event: RunEvent) => options.onEvent?.(event);
+  const changed = (stepId?: string, item?: number) => {
+    if (stepId === undefined) recorder.runChanged();
+    else recorder.stepChanged(stepId, item);
+    writer.changed();
+  };
+  writer.flush();
+  emit({ type: 'run-started', run: record });
+
   const onOuterAbort = () => {
     const reason = options.signal?.reason;
     controller.abort(reason instanceof CallAbortReason ? reason : new CallAbortReason('cancelled', 'the run was cancelled'));
@@ -129,7 +167,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     defaultTimeoutMs: workflow.defaults.timeoutMs ?? 60_000,
     writeBehind,
     emit: (event) => emit({ ...event, run: record } as RunEvent),
-    changed: () => writer.changed(),
+    changed,
+    journal: recorder,
   };
   const baseContext: Omit<ExpressionContext, 'steps'> = {
     inputs: options.inputs,
@@ -153,7 +192,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
       if (status !== 'running' && stepRecord.startedAt) stepRecord.endedAt = iso(clock);
       refreshView(stepRecord);
       emit({ type: 'step', run: record, stepId: step.id, status, reason, error });
-      writer.changed();
+      changed(step.id);
     };
     if (controller.signal.aborted) return setStatus('cancelled', 'the run was stopped before this step started');
 
@@ -185,7 +224,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
       await runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
       stepRecord.endedAt = iso(clock);
       refreshView(stepRecord);
-      writer.changed();
+      changed(step.id);
       return;
     }
 
@@ -201,22 +240,26 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
         message: `\`foreach\` must evaluate to an array, got ${items === null ? 'null' : typeof items}`,
       });
     }
+    const limit = step.maxItems ?? DEFAULT_MAX_ITEMS;
+    if (items.length > limit) {
+      return setStatus('failed', undefined, {
+        kind: 'input',
+        message: `\`foreach\` gave ${items.length} items, more than the limit of ${limit} (step \`max-items\`)`,
+      });
+    }
+    // A resumed foreach step keeps the items that succeeded (or whose outcome is unknown) and runs the rest.
+    const earlier = resumed?.earlierItems.get(step.id) ?? [];
+    const rerunUnknown = options.resume?.rerunUnknown ?? false;
     stepRecord.status = 'running';
-    stepRecord.items = items.map((_, index) => ({
-      index,
-      status: 'pending',
-      attempts: 0,
-      args: null,
-      outputs: null,
-      text: '',
-      files: [],
-      error: null,
-      history: [],
-    }));
+    stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index]! : pendingItem(index, earlier[index])));
     emit({ type: 'step', run: record, stepId: step.id, status: 'running' });
+    changed(step.id);
+    for (const item of stepRecord.items) changed(step.id, item.index);
     await Promise.all(
       items.map((item, index) =>
-        runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
+        keepsItem(earlier[index], rerunUnknown)
+          ? undefined
+          : runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
       ),
     );
     const results = stepRecord.items;
@@ -286,7 +329,25 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     record.error = { message: controller.signal.reason.message };
   }
   record.endedAt = iso(clock);
-  writeBehind.flush();
+  record.durationMs = (previous ? activeMsBefore(previous) : 0) + (clock.now() - sessionStartMs);
+  try {
+    writeBehind.flush();
+  } catch (error) {
+    onStorageFailure(error);
+  }
+  if (storageFailure) {
+    record.status = 'failed';
+    record.error = { message: `the run could not be recorded: ${storageFailure}` };
+  }
+  changed();
+  recorder.close();
+  try {
+    store.releaseRun(id, owner);
+  } catch {
+    // The record itself is written; a stale owner only means resume checks whether this process is alive.
+  } finally {
+    if (ownStore) store.close();
+  }
   writer.flush();
   emit({ type: 'run-finished', run: record });
   return record;
@@ -300,24 +361,6 @@ function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal)
     (step) => (step.status === 'failed' || step.status === 'denied' || step.status === 'cancelled') && !tolerated.has(step.id),
   );
   return failed || reason ? 'failed' : 'succeeded';
-}
-
-function pendingRecord(step: Step): StepRecord {
-  return {
-    id: step.id,
-    uses: step.uses,
-    status: 'pending',
-    attempts: 0,
-    startedAt: null,
-    endedAt: null,
-    args: null,
-    outputs: null,
-    text: '',
-    files: [],
-    policy: null,
-    error: null,
-    history: [],
-  };
 }
 
 function viewOf(step: StepRecord): StepView {

@@ -36,6 +36,6 @@ export function isRetrySafe(hints: ToolHints, outcome: CallOutcome, unsafe: bool
 
 /** Whether a failure of this kind may be retried at all under the policy. */
 export function isRetryableKind(kind: FailureKind, policy: RetryPolicy): boolean {
-  if (kind === 'policy' || kind === 'input' || kind === 'cancelled' || kind === 'unavailable') return false;
+  if (kind === 'policy' || kind === 'input' || kind === 'cancelled' || kind === 'unavailable' || kind === 'storage') return false;
   return policy.on.includes(kind);
 }

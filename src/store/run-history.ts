@@ -1,42 +1,64 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { RunRecord } from '../artifacts/run-record.js';
+import { mapRecordValues } from '../artifacts/record-values.js';
 import { RunnerError } from '../errors.js';
+import { importRunFolders } from './import-runs.js';
+import { currentOwner } from './run-owner.js';
+import type { RunStore, StoredRun } from './run-store.js';
+import { toDisplayForm } from './secret-refs.js';
+import { SqliteRunStore } from './sqlite-run-store.js';
 
-/** Run ids and workflow names as the artifacts folder lays them out: `<workflow>/<run-id>/run.json`. */
-const RUN_ID = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$/;
-
-/** Every recorded run under the artifacts folder, newest first. Unreadable records are skipped. */
-export function listRuns(artifacts: string): RunRecord[] {
-  if (!existsSync(artifacts)) return [];
-  const runs: RunRecord[] = [];
-  for (const workflow of readdirSync(artifacts, { withFileTypes: true })) {
-    if (!workflow.isDirectory() || workflow.name.startsWith('.')) continue;
-    for (const run of readdirSync(join(artifacts, workflow.name), { withFileTypes: true })) {
-      if (!run.isDirectory() || !RUN_ID.test(run.name)) continue;
-      const record = readRecord(join(artifacts, workflow.name, run.name, 'run.json'));
-      if (record) runs.push(record);
-    }
-  }
-  return runs.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-}
-
-/** The run with this id (a unique prefix is enough); throws `not-found` (exit 2) otherwise. */
-export function findRun(artifacts: string, id: string): RunRecord {
-  const matches = listRuns(artifacts).filter((run) => run.id === id || run.id.startsWith(id));
-  const exact = matches.find((run) => run.id === id);
-  if (exact) return exact;
-  if (matches.length === 1) return matches[0]!;
-  if (matches.length > 1) {
-    throw new RunnerError('usage', `run id \`${id}\` is ambiguous: ${matches.map((run) => run.id).join(', ')}`, { hint: 'give more of the id' });
-  }
-  throw new RunnerError('not-found', `no run \`${id}\` under ${artifacts}`, { hint: 'list runs with `runner runs`' });
-}
-
-function readRecord(file: string): RunRecord | undefined {
+/**
+ * Opens the run store of an artifacts folder; the first time, runs recorded
+ * before the store existed are imported from their run.json files.
+ */
+export function openRunStore(artifacts: string, nowMs = Date.now()): SqliteRunStore {
+  const store = new SqliteRunStore(artifacts);
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as RunRecord;
-  } catch {
-    return undefined;
+    importRunFolders(store, currentOwner(nowMs));
+  } catch (error) {
+    store.close();
+    throw error;
   }
+  return store;
+}
+
+/** Opens the store, hands it to `use`, and closes it again. */
+export async function withRunStore<T>(artifacts: string, use: (store: SqliteRunStore) => T | Promise<T>): Promise<T> {
+  const store = openRunStore(artifacts);
+  try {
+    return await use(store);
+  } finally {
+    store.close();
+  }
+}
+
+const ID_TEXT = /^[0-9a-f-]+$/;
+
+/**
+ * The run named `id`: its full id, a unique prefix of it, or `latest`.
+ * Throws `not-found` (exit 2) when there is none, `usage` when the prefix is ambiguous.
+ */
+export function findRun(store: RunStore, artifacts: string, id: string): StoredRun & { id: string } {
+  const ids = id === 'latest' ? store.listRuns({ limit: 1 }).map((run) => run.id) : ID_TEXT.test(id) ? store.matchRunIds(id, 10) : [];
+  const exact = ids.find((candidate) => candidate === id) ?? (ids.length === 1 ? ids[0] : undefined);
+  if (ids.length > 1 && !exact) {
+    throw new RunnerError('usage', `run id \`${id}\` is ambiguous: ${ids.join(', ')}${ids.length === 10 ? ', …' : ''}`, { hint: 'give more of the id' });
+  }
+  const stored = exact === undefined ? undefined : store.getRun(exact);
+  if (!stored) {
+    throw new RunnerError('not-found', id === 'latest' ? `no runs recorded under ${artifacts}` : `no run \`${id}\` under ${artifacts}`, {
+      hint: 'list runs with `runner runs`',
+    });
+  }
+  return { ...stored, id: stored.run.id };
+}
+
+/** A stored run as one record, still in store form. */
+export function assembleRecord(stored: StoredRun): RunRecord {
+  return { ...stored.run, steps: stored.steps.map((step) => (step.items ? { ...step.record, items: step.items } : { ...step.record })) };
+}
+
+/** A stored run as people see it (run.json, `runs show`): secrets shown as `***`. */
+export function displayRecord(stored: StoredRun): RunRecord {
+  return mapRecordValues(assembleRecord(stored), toDisplayForm);
 }

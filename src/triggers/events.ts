@@ -49,6 +49,15 @@ export type ServiceEvent =
       /** With `claim: move`: where the file went (done/ or failed/). */
       movedTo?: string;
     }
+  | {
+      type: 'recovered';
+      workflow: string;
+      /** resumed: an interrupted run continues; triggered: a file whose run never started runs now; released: a file left in processing/ moved on. */
+      action: 'resumed' | 'triggered' | 'released';
+      runId?: string;
+      path?: string;
+      reason: string;
+    }
   | { type: 'warning'; workflow?: string; message: string }
   | { type: 'stopping'; reason: string; inFlight: number; graceMs: number; dropped: number }
   | { type: 'cancelling'; runs: string[] }

@@ -56,6 +56,16 @@ export class FileTrigger {
     return trigger;
   }
 
+  /** The folders its globs start from (the watched folders). */
+  get bases(): string[] {
+    return [...new Set(this.watch?.globs.map((glob) => glob.base) ?? [])];
+  }
+
+  /** Runs `path` as if it had just appeared, when it matches (see SeenStore: content already run is still skipped). */
+  retrigger(path: string): void {
+    this.watch?.retrigger(path);
+  }
+
   /** Stops watching; files still settling are dropped. */
   async close(): Promise<void> {
     await this.watch?.close();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { STATE_FOLDER } from './excluded-paths.js';
@@ -63,6 +63,27 @@ export class SeenStore {
     }
     const mark: ContentMark = { status: 'succeeded', path: outcome.path, runId: outcome.runId, pid: process.pid, host: hostname(), at: new Date(nowMs).toISOString() };
     await writeFileAtomic(file, JSON.stringify(mark) + '\n');
+  }
+
+  /** What the marker of `hash` says, if there is one. */
+  async peek(workflow: string, hash: string): Promise<ContentMark | undefined> {
+    return readMark(this.fileOf(workflow, hash));
+  }
+
+  /**
+   * Contents a process that no longer exists was running when it died: what
+   * a restart must pick up again, so that no trigger is lost.
+   */
+  async abandoned(workflow: string, nowMs: number): Promise<(ContentMark & { hash: string })[]> {
+    const folder = join(this.folder, workflow);
+    const names = await readdir(folder).catch(() => [] as string[]);
+    const found: (ContentMark & { hash: string })[] = [];
+    for (const hash of names) {
+      const file = join(folder, hash);
+      const mark = await readMark(file);
+      if (mark && (await isAbandoned(file, mark, nowMs))) found.push({ ...mark, hash });
+    }
+    return found;
   }
 
   /** Forgets `hash` (the run never started). */

@@ -11,11 +11,17 @@ import { formatMs } from '../scheduler/call-step.js';
 import type { PolicyOverrides } from '../scheduler/events.js';
 import { executeRun } from '../scheduler/executor.js';
 import { Limits } from '../scheduler/limits.js';
+import type { ResumeOptions } from '../scheduler/resume.js';
+import { deleteRuns, selectRunsToPrune } from '../store/prune.js';
+import { openRunStore } from '../store/run-history.js';
+import { currentOwner } from '../store/run-owner.js';
+import type { RunOwner, RunStore } from '../store/run-store.js';
 import { resolveInputs } from '../workflow/inputs.js';
 import type { Workflow } from '../workflow/types.js';
 import { CronTrigger } from './cron-trigger.js';
 import type { ServiceEvent, TriggerRecord } from './events.js';
 import { FileTrigger } from './file-trigger.js';
+import { recoverLostTriggers, resumeInterruptedRuns, type RecoveryHost } from './recover.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
 import { locksFolder, pruneOccurrenceLocks } from './occurrence-lock.js';
 import { ScheduleCursorStore } from './schedule-cursor.js';
@@ -68,18 +74,27 @@ export class TriggerService implements TriggerHost {
   private readonly triggers = new AbortController();
   private readonly graceCut = new AbortController();
   private stopping: Promise<{ cancelled: number }> | undefined;
+  private store: RunStore | undefined;
+  private readonly owner: RunOwner;
+  private readonly seen: SeenStore;
 
   constructor(private readonly options: TriggerServiceOptions) {
     this.clock = options.clock ?? systemClock;
     const { config } = options;
     this.apps = new AppRegistry({ config, logDir: join(config.artifacts, '.runner', 'logs'), clock: this.clock });
     this.limits = new Limits(config);
+    this.owner = currentOwner(this.clock.now());
+    this.seen = new SeenStore(config.artifacts);
   }
 
   /** Starts every trigger; resolves once watches are ready and schedules armed. */
   async start(): Promise<void> {
     const { workflows, triggers, config } = this.options;
-    const seen = new SeenStore(config.artifacts);
+    const seen = this.seen;
+    this.store = openRunStore(config.artifacts, this.clock.now());
+    const recovery = this.recoveryHost(this.store);
+    // Runs a runner left unfinished when it died go on first, before any trigger can start their file again.
+    await resumeInterruptedRuns(recovery, workflows);
     const cursors = new ScheduleCursorStore(config.artifacts);
     const locks = locksFolder(config.artifacts);
     const ready: Extract<ServiceEvent, { type: 'ready' }>['workflows'] = [];
@@ -88,6 +103,7 @@ export class TriggerService implements TriggerHost {
       if (triggers.watch && workflow.on.watch) {
         const file = await FileTrigger.start(workflow, this, { config, initial: this.options.initial, seen, ...this.options.watchTuning });
         this.files.push(file);
+        await recoverLostTriggers(recovery, workflow, file);
         entry.watch = workflow.on.watch.paths;
       }
       if (triggers.schedule) {
@@ -145,6 +161,7 @@ export class TriggerService implements TriggerHost {
     }
     this.graceCut.abort(); // clears the grace timer
     await this.apps.closeAll();
+    this.store?.close();
     this.emit({ type: 'stopped', cancelled });
     return { cancelled };
   }
@@ -164,13 +181,18 @@ export class TriggerService implements TriggerHost {
     }
   }
 
-  launch(workflow: Workflow, trigger: TriggerRecord, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): Promise<void> | undefined {
+  launch(
+    workflow: Workflow,
+    trigger: TriggerRecord,
+    finish?: (record: RunRecord | undefined) => Promise<string | undefined>,
+    resume?: ResumeOptions,
+  ): Promise<void> | undefined {
     if (this.stopping) return undefined;
-    let runId = createRunId(this.clock.now());
-    while (this.runs.has(runId)) runId = createRunId(this.clock.now()); // two runs in the same millisecond
+    let runId = resume?.record.id ?? createRunId(this.clock.now());
+    while (!resume && this.runs.has(runId)) runId = createRunId(this.clock.now()); // two runs in the same millisecond
     const controller = new AbortController();
-    this.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'run', runId });
-    const done = this.execute(workflow, trigger, runId, controller.signal, finish).finally(() => this.runs.delete(runId));
+    if (!resume) this.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'run', runId });
+    const done = this.execute(workflow, trigger, runId, controller.signal, finish, resume).finally(() => this.runs.delete(runId));
     this.runs.set(runId, { controller, done });
     return done;
   }
@@ -181,10 +203,14 @@ export class TriggerService implements TriggerHost {
     runId: string,
     signal: AbortSignal,
     finish?: (record: RunRecord | undefined) => Promise<string | undefined>,
+    resume?: ResumeOptions,
   ): Promise<void> {
     let record: RunRecord | undefined;
     try {
       record = await executeRun({
+        store: this.store,
+        owner: this.owner,
+        resume,
         workflow,
         config: this.options.config,
         apps: this.apps,
@@ -211,6 +237,7 @@ export class TriggerService implements TriggerHost {
       this.emit({ type: 'warning', workflow: workflow.name, message: `after run ${runId}: ${messageOf(error)}` });
     }
     if (!record) return;
+    this.applyRetention(workflow);
     this.emit({
       type: 'run-finished',
       workflow: workflow.name,
@@ -221,6 +248,33 @@ export class TriggerService implements TriggerHost {
       summary: summaryLine(record),
       ...(movedTo !== undefined && { movedTo }),
     });
+  }
+
+  /** `retention:` of the config, applied to a workflow's history after each of its runs. */
+  private applyRetention(workflow: Workflow): void {
+    const { retention } = this.options.config;
+    if (!this.store || (retention.maxAgeMs === undefined && retention.maxRuns === undefined)) return;
+    const store = this.store;
+    this.track(
+      (async () => {
+        const chosen = selectRunsToPrune(store, { ...retention, workflow: workflow.name }, this.clock.now());
+        if (chosen.length === 0) return;
+        const { failed } = await deleteRuns(store, chosen);
+        for (const { run, error } of failed) this.emit({ type: 'warning', workflow: workflow.name, message: `retention: could not delete run ${run.id}: ${error}` });
+      })(),
+    );
+  }
+
+  private recoveryHost(store: RunStore): RecoveryHost {
+    return {
+      store,
+      config: this.options.config,
+      seen: this.seen,
+      owner: this.owner,
+      nowMs: () => this.clock.now(),
+      emit: (event) => this.emit(event),
+      resume: (workflow, trigger, resume, finish) => void this.launch(workflow, trigger, finish, resume),
+    };
   }
 
   private queueOf(workflow: Workflow): PQueue | null {

@@ -28,6 +28,8 @@ export interface WatchFilesOptions {
 /** A running watch of one workflow's globs. */
 export interface FileWatch {
   globs: CompiledGlob[];
+  /** Reports `path` as added, as if it had just appeared (a trigger found again after a crash). */
+  retrigger(path: string): void;
   /** Stops watching; pending files never settle. */
   close(): Promise<void>;
 }
@@ -91,6 +93,9 @@ export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch>
   await new Promise<void>((resolve) => watcher.once('ready', resolve));
   return {
     globs,
+    retrigger(path) {
+      if (matchOf(path)) settler.push(path, 'add');
+    },
     async close() {
       settler.close();
       await watcher.close();

@@ -156,6 +156,7 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
     ...(typeof raw.timeout === 'string' && { timeoutMs: parseDuration(raw.timeout) }),
     ...(typeof raw['idle-timeout'] === 'string' && { idleTimeoutMs: parseDuration(raw['idle-timeout']) }),
     continueOnError: raw['continue-on-error'] === true,
+    ...(typeof raw['max-items'] === 'number' && { maxItems: raw['max-items'] }),
     ...(isRecord(raw.elicit) && { elicit: raw.elicit as Step['elicit'] }),
     location: locatePath(context.source, ['steps', index]),
     keyLocations: locateKeys(context.source, ['steps', index]),

@@ -114,6 +114,7 @@ const stepSchema = {
     'idle-timeout': durationSchema('Fail the call after this long without a progress notification.'),
     'continue-on-error': { type: 'boolean', description: 'Let the run succeed even when this step fails. Default: false.' },
     elicit: templateMapSchema('Answers for elicitation requests from the tool: field → value.'),
+    'max-items': countSchema('With `foreach`: the most items the list may have; more fails the step as `input` before any call. Default: 10000.'),
   },
 } as const;
 

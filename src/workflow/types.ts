@@ -51,6 +51,8 @@ export interface Step {
   timeoutMs?: number;
   idleTimeoutMs?: number;
   continueOnError: boolean;
+  /** With foreach: the most items allowed (`max-items`). */
+  maxItems?: number;
   /** Answers for elicitation, field → value. */
   elicit?: { [key: string]: TemplateValue };
   /** Where the step starts (its `- id:` item). */

@@ -39,6 +39,9 @@ describe('loadConfig: discovery and defaults', () => {
       policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [] },
       secrets: [],
       secretValues: [],
+      secretEntries: [],
+      retention: {},
+      warnings: [],
     });
   });
 

@@ -12,11 +12,13 @@ describe('parseDuration', () => {
     ['1h30m', 5_400_000],
     ['1m30s', 90_000],
     ['0.5ms', 1],
+    ['30d', 2_592_000_000],
+    ['1d12h', 129_600_000],
   ])('reads %s as %i ms', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(['30', '', '5 minutes', '10 s', '1d', '-1s', '1.s', 's', '10M', ' 10s', '1h 30m'])('rejects %j', (text) => {
+  it.each(['30', '', '5 minutes', '10 s', '1w', '-1s', '1.s', 's', '10M', ' 10s', '1h 30m'])('rejects %j', (text) => {
     expect(parseDuration(text)).toBeUndefined();
   });
 });

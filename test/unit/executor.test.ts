@@ -46,6 +46,9 @@ function setup(workflowText: string, policy: Partial<RunnerConfig['policy']> = {
     policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [], ...policy },
     secrets: [],
     secretValues: [],
+    secretEntries: [],
+    retention: {},
+    warnings: [],
   };
   const calls: string[] = [];
   const apps = new AppRegistry({

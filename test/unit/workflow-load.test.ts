@@ -133,7 +133,7 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
   it('reports an unknown key, naming it and the key that was meant', () => {
     expect(problemsOf(() => parse(lines('steps:', '  - id: logo', '    uses: image.render_text', '    need: [x]')))).toEqual([
       'wf.yaml:4:5: unknown key `need` in step `logo`\n' +
-        '  hint: did you mean `needs`? allowed keys: id, uses, with, needs, if, foreach, retry, timeout, idle-timeout, continue-on-error, elicit',
+        '  hint: did you mean `needs`? allowed keys: id, uses, with, needs, if, foreach, retry, timeout, idle-timeout, continue-on-error, elicit, max-items',
     ]);
   });
 

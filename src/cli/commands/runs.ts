@@ -1,42 +1,145 @@
+import type { RunRecord, RunStatus, StepRecord } from '../../artifacts/run-record.js';
 import { loadConfig } from '../../config/load.js';
-import { ExitCode } from '../../errors.js';
+import { DURATION_EXPECTED, parseDuration } from '../../config/durations.js';
+import { ExitCode, RunnerError } from '../../errors.js';
 import { summaryLine } from '../../report/progress.js';
-import { findRun, listRuns } from '../../store/run-history.js';
+import { formatMs } from '../../scheduler/call-step.js';
+import { displayRecord, findRun, withRunStore } from '../../store/run-history.js';
+import { isOwnerLive } from '../../store/run-owner.js';
+import { deleteRuns, selectRunsToPrune } from '../../store/prune.js';
+import type { RunFilter } from '../../store/run-store.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 
-/** `runner runs [--json]`: the run history, newest first. */
-export async function runsCommand(options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
+const STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+
+export interface RunsOptions extends GlobalOptions {
+  json?: boolean;
+  workflow?: string;
+  status?: string;
+  since?: string;
+  limit?: string;
+}
+
+/** `runner runs`: the run history from the store, newest first. */
+export async function runsCommand(options: RunsOptions, io: CliIO): Promise<number> {
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  const runs = listRuns(config.artifacts);
+  const filter = parseFilter(options, Date.now());
+  const runs = await withRunStore(config.artifacts, (store) => store.listRuns(filter));
   if (options.json) {
-    io.stdout(
-      JSON.stringify(
-        runs.map(({ id, workflow, status, trigger, startedAt, endedAt, dir }) => ({ id, workflow, status, trigger, startedAt, endedAt, dir })),
-        null,
-        2,
-      ) + '\n',
-    );
+    io.stdout(JSON.stringify(runs, null, 2) + '\n');
     return ExitCode.succeeded;
   }
-  if (runs.length === 0) io.stderr(`no runs under ${config.artifacts}\n`);
+  if (runs.length === 0) io.stderr(`no runs${describeFilter(filter)} under ${config.artifacts}\n`);
   for (const run of runs) {
-    io.stdout(`${run.id}  ${run.workflow.padEnd(20)} ${run.status.padEnd(9)} ${run.trigger.type.padEnd(8)} ${run.startedAt}\n`);
+    const took = run.endedAt ? formatMs(run.durationMs ?? Date.parse(run.endedAt) - Date.parse(run.startedAt)) : '';
+    io.stdout(`${run.id}  ${run.workflow.padEnd(20)} ${run.status.padEnd(9)} ${run.trigger.type.padEnd(8)} ${run.startedAt}  ${took}\n`);
   }
   return ExitCode.succeeded;
 }
 
-/** `runner runs show ID [--json]`: one run record. */
+/** `runner runs show ID|latest`: one run, step by step. */
 export async function showRunCommand(id: string, options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  const run = findRun(config.artifacts, id);
+  const { run, interrupted } = await withRunStore(config.artifacts, (store) => {
+    const stored = findRun(store, config.artifacts, id);
+    const owner = stored.run.status === 'running' ? store.unfinishedRuns([stored.run.workflow]).find((candidate) => candidate.id === stored.id)?.owner : undefined;
+    return { run: displayRecord(stored), interrupted: stored.run.status === 'running' && !(owner && isOwnerLive(owner, Date.now())) };
+  });
   if (options.json) {
     io.stdout(JSON.stringify(run, null, 2) + '\n');
     return ExitCode.succeeded;
   }
-  io.stdout(`${summaryLine(run)}\n  workflow: ${run.workflow}\n  dir: ${run.dir}\n  trigger: ${JSON.stringify(run.trigger)}\n`);
-  for (const step of run.steps) {
-    const error = step.error ? `  [${step.error.kind}${step.error.outcome === 'unknown' ? ', outcome unknown' : ''}] ${step.error.message}` : '';
-    io.stdout(`  ${step.id.padEnd(20)} ${step.status.padEnd(9)} attempts ${step.attempts}${error}\n`);
-  }
+  io.stdout(`${summaryLine(run)}\n`);
+  if (interrupted) io.stdout(`  interrupted: the process that ran it is gone; continue it with \`runner resume ${run.id}\`\n`);
+  io.stdout(`  workflow: ${run.workflow}${run.workflowFile ? ` (${run.workflowFile})` : ''}\n  dir: ${run.dir}\n  trigger: ${JSON.stringify(run.trigger)}\n`);
+  for (const resume of run.resumes ?? []) io.stdout(`  resumed ${resume.at}: ran ${resume.steps.join(', ') || 'nothing'}\n`);
+  for (const step of run.steps) io.stdout(describeStep(step, run));
   return ExitCode.succeeded;
+}
+
+export interface PruneCommandOptions extends GlobalOptions {
+  olderThan?: string;
+  keep?: string;
+  workflow?: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+/** `runner runs prune`: deletes old runs (folders and store rows), never one that is still running. */
+export async function pruneCommand(options: PruneCommandOptions, io: CliIO): Promise<number> {
+  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  const given = options.olderThan !== undefined || options.keep !== undefined;
+  const policy = given
+    ? {
+        ...(options.olderThan !== undefined && { maxAgeMs: parseDurationOption('--older-than', options.olderThan) }),
+        ...(options.keep !== undefined && { maxRuns: parseCountOption('--keep', options.keep, 0) }),
+      }
+    : config.retention;
+  if (policy.maxAgeMs === undefined && policy.maxRuns === undefined) {
+    throw new RunnerError('usage', 'nothing to prune by: give `--older-than DURATION` or `--keep N`', {
+      hint: 'or set `retention: { max-age: 30d, max-runs: 500 }` in runner.config.yaml',
+    });
+  }
+  const result = await withRunStore(config.artifacts, async (store) => {
+    const chosen = selectRunsToPrune(store, { ...policy, workflow: options.workflow }, Date.now());
+    return options.dryRun ? { deleted: chosen, failed: [] } : deleteRuns(store, chosen);
+  });
+  if (options.json) {
+    io.stdout(JSON.stringify({ dryRun: Boolean(options.dryRun), runs: result.deleted, failed: result.failed }, null, 2) + '\n');
+  } else {
+    for (const run of result.deleted) io.stdout(`${options.dryRun ? 'would delete' : 'deleted'} ${run.id}  ${run.workflow}  ${run.status}  ${run.startedAt}\n`);
+    for (const { run, error } of result.failed) io.stderr(`could not delete ${run.id} (${run.dir}): ${error}\n`);
+    io.stderr(`${options.dryRun ? 'would prune' : 'pruned'} ${result.deleted.length} run${result.deleted.length === 1 ? '' : 's'}\n`);
+  }
+  return result.failed.length > 0 ? ExitCode.stepFailed : ExitCode.succeeded;
+}
+
+function describeStep(step: StepRecord, run: RunRecord): string {
+  const took = step.startedAt && step.endedAt ? formatMs(Date.parse(step.endedAt) - Date.parse(step.startedAt)) : '-';
+  const tries = step.items
+    ? `${step.items.length} items: ${countBy(step.items.map((item) => item.status))}`
+    : `attempts ${step.attempts}${step.history.length > step.attempts ? ` (${step.history.length} over all resumes)` : ''}`;
+  const error = step.error ? `\n      [${step.error.kind}${step.error.outcome === 'unknown' ? ', outcome unknown' : ''}] ${step.error.message}` : '';
+  const files = step.files.map((file) => `\n      ${file.startsWith(run.dir + '/') ? file.slice(run.dir.length + 1) : file}`).join('');
+  return `  ${step.id.padEnd(20)} ${step.status.padEnd(9)} ${took.padStart(7)}  ${tries}${error}${files}\n`;
+}
+
+function countBy(values: string[]): string {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return [...counts].map(([value, count]) => `${count} ${value}`).join(', ');
+}
+
+function parseFilter(options: RunsOptions, nowMs: number): RunFilter {
+  const filter: RunFilter = {};
+  if (options.workflow !== undefined) filter.workflow = options.workflow;
+  if (options.status !== undefined) {
+    if (!STATUSES.includes(options.status as RunStatus)) {
+      throw new RunnerError('usage', `\`--status\`: expected one of ${STATUSES.join(', ')}, got \`${options.status}\``);
+    }
+    filter.status = options.status as RunStatus;
+  }
+  if (options.since !== undefined) filter.sinceMs = nowMs - parseDurationOption('--since', options.since);
+  if (options.limit !== undefined) filter.limit = parseCountOption('--limit', options.limit, 1);
+  return filter;
+}
+
+function describeFilter(filter: RunFilter): string {
+  const parts = [filter.workflow && `of ${filter.workflow}`, filter.status && `with status ${filter.status}`, filter.sinceMs !== undefined && `since ${new Date(filter.sinceMs).toISOString()}`];
+  const text = parts.filter(Boolean).join(' ');
+  return text ? ` ${text}` : '';
+}
+
+function parseDurationOption(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new RunnerError('usage', `\`${flag}\`: expected ${DURATION_EXPECTED} or 7d, got \`${text}\``);
+  return ms;
+}
+
+function parseCountOption(flag: string, text: string, min: number): number {
+  const count = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(count) || count < min) {
+    throw new RunnerError('usage', `\`${flag}\`: expected a whole number from ${min} up, got \`${text}\``);
+  }
+  return count;
 }

@@ -121,6 +121,12 @@ function createReporter(io: CliIO, json: boolean, secretValues: readonly string[
             (event.catchUp === 'one' ? ' (catch-up: one runs the latest)' : ' (catch-up: none)'),
         );
         break;
+      case 'recovered': {
+        const what =
+          event.action === 'resumed' ? `resuming run ${event.runId}` : event.action === 'triggered' ? `running ${show(event.path ?? '')}` : `${show(event.path ?? '')} released`;
+        line(`↺ ${event.workflow}: ${what}: ${event.reason}`);
+        break;
+      }
       case 'warning':
         line(`⚠ ${event.workflow ? `${event.workflow}: ` : ''}${event.message}`);
         break;
