@@ -310,7 +310,13 @@ export class AppConnection {
   private openLog(): void {
     if (!this.options.logFile || this.log) return;
     mkdirSync(dirname(this.options.logFile), { recursive: true });
-    this.log = createWriteStream(this.options.logFile, { flags: 'a' });
+    const log = createWriteStream(this.options.logFile, { flags: 'a' });
+    // A full disk must not crash the runner through an unhandled stream error: the log stops, the app goes on.
+    log.on('error', (error) => {
+      if (this.log === log) this.log = undefined;
+      this.stderrTail.push(`(runner: the log ${this.options.logFile} stopped: ${(error as NodeJS.ErrnoException).code ?? error.message})`);
+    });
+    this.log = log;
   }
 
   private async loadTools(signal?: AbortSignal): Promise<Map<string, Tool>> {

@@ -1,8 +1,7 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { maskToolResult } from '../secrets.js';
-import { writeJsonAtomic } from './run-record.js';
+import { makeRunFolder, writeFileAtomic, writeJsonAtomic } from './run-record.js';
 import { extensionFor, fileNameForUri, sanitizeFileName } from './file-names.js';
 import type { WriteBehind } from './write-behind.js';
 
@@ -35,7 +34,7 @@ export async function saveResult(
   const files: string[] = [];
   let folderMade = false;
   const makeFolder = () => {
-    if (!folderMade) mkdirSync(stepDir, { recursive: true });
+    if (!folderMade) makeRunFolder(stepDir);
     folderMade = true;
   };
 
@@ -43,9 +42,7 @@ export async function saveResult(
     makeFolder();
     const name = uniqueName(wanted, used);
     const path = join(stepDir, name);
-    const temp = `${path}.${process.pid}.tmp`;
-    writeFileSync(temp, data);
-    renameSync(temp, path);
+    writeFileAtomic(path, data);
     files.push(path);
     return name;
   };

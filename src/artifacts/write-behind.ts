@@ -9,6 +9,9 @@ export class WriteBehind {
   private pending: (() => void)[] = [];
   private scheduled: NodeJS.Immediate | undefined;
 
+  /** `onError` gets a write that failed (a full disk); without it, `flush` throws it. */
+  constructor(private readonly onError?: (error: unknown) => void) {}
+
   /** Queues a write for the next turn of the event loop. */
   add(write: () => void): void {
     this.pending.push(write);
@@ -21,6 +24,13 @@ export class WriteBehind {
     this.scheduled = undefined;
     const writes = this.pending;
     this.pending = [];
-    for (const write of writes) write();
+    for (const write of writes) {
+      try {
+        write();
+      } catch (error) {
+        if (!this.onError) throw error;
+        this.onError(error);
+      }
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { CallError } from '../apps/call-error.js';
-import { exitCodeFor, formatDiagnostic, RunnerError } from '../errors.js';
+import { exitCodeFor, formatDiagnostic, RunnerError, type Diagnostic } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 
 /** Prints an error the way every command does, and returns the exit code for it. */
@@ -24,4 +24,9 @@ export function reportError(error: unknown, options: { stderr: (text: string) =>
   }
   if (options.debug && error instanceof Error && error.stack) options.stderr(mask(error.stack) + '\n');
   return exitCodeFor(error);
+}
+
+/** Prints the config's warnings (they stop nothing), each as `warning: file:line:col: message`. */
+export function reportWarnings(warnings: readonly Diagnostic[], stderr: (text: string) => void): void {
+  for (const warning of warnings) stderr(`warning: ${formatDiagnostic(warning)}\n`);
 }

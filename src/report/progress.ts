@@ -31,7 +31,9 @@ export function createProgressReporter(options: ProgressOptions): (event: RunEve
 
 /** One line per step state change, for logs and CI. */
 function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
-  const write = (line: string) => options.write(maskSecrets(line, options.secretValues) + '\n');
+  // Secrets are masked in the values a line shows (messages, reasons), never in ids or paths.
+  const mask = (text: string) => maskSecrets(text, options.secretValues);
+  const write = (line: string) => options.write(line + '\n');
   return (event) => {
     switch (event.type) {
       case 'run-started':
@@ -39,17 +41,17 @@ function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
         break;
       case 'step': {
         const label = event.item === undefined ? event.stepId : `${event.stepId}[${event.item}]`;
-        const detail = event.error ? `: ${describeError(event.error)}` : event.reason ? ` (${event.reason})` : '';
+        const detail = event.error ? `: ${describeError(event.error, mask)}` : event.reason ? ` (${mask(event.reason)})` : '';
         write(`${symbols[event.status]} ${label} ${event.status}${detail}`);
         break;
       }
       case 'retry': {
         const label = event.item === undefined ? event.stepId : `${event.stepId}[${event.item}]`;
-        write(`↻ ${label} attempt ${event.attempt} failed (${describeError(event.error)}); retrying in ${formatMs(event.delayMs)}`);
+        write(`↻ ${label} attempt ${event.attempt} failed (${describeError(event.error, mask)}); retrying in ${formatMs(event.delayMs)}`);
         break;
       }
       case 'run-finished':
-        write(summaryLine(event.run));
+        write(summaryLine(event.run, mask));
         break;
     }
   };
@@ -57,6 +59,7 @@ function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
 
 /** A compact view redrawn in place: one line per step, then the summary. */
 function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
+  const mask = (text: string) => maskSecrets(text, options.secretValues);
   let drawnLines = 0;
   let timer: NodeJS.Timeout | undefined;
   let latest: RunRecord | undefined;
@@ -76,12 +79,12 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
     const lines = latest.steps.map((step) => {
       const items = step.items ? ` ${step.items.filter((item) => item.status === 'succeeded').length}/${step.items.length}` : '';
       const took = step.startedAt && step.endedAt ? ` ${formatMs(Date.parse(step.endedAt) - Date.parse(step.startedAt))}` : step.startedAt ? ` ${formatMs(now() - Date.parse(step.startedAt))}` : '';
-      const error = step.error ? `  ${describeError(step.error)}` : '';
+      const error = step.error ? `  ${describeError(step.error, mask)}` : '';
       return truncate(`${symbols[step.status]} ${step.id.padEnd(16)} ${step.status.padEnd(9)}${items}${took}${error}`);
     });
-    if (final) lines.push(summaryLine(latest));
+    if (final) lines.push(summaryLine(latest, mask));
     const clear = drawnLines > 0 ? `\x1b[${drawnLines}F\x1b[J` : '';
-    options.write(clear + maskSecrets(lines.join('\n'), options.secretValues) + '\n');
+    options.write(clear + lines.join('\n') + '\n');
     drawnLines = lines.length;
   };
   return (event) => {
@@ -107,18 +110,18 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
 }
 
 /** `run 2026… succeeded in 1.2s: 3 succeeded, 1 skipped`. */
-export function summaryLine(run: RunRecord): string {
+export function summaryLine(run: RunRecord, mask: (text: string) => string = (text) => text): string {
   const counts = new Map<string, number>();
   for (const step of run.steps) counts.set(step.status, (counts.get(step.status) ?? 0) + 1);
   const took = run.endedAt ? ` in ${formatMs(run.durationMs ?? Date.parse(run.endedAt) - Date.parse(run.startedAt))}` : '';
   const parts = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
-  const error = run.error?.message ? ` (${run.error.message})` : '';
+  const error = run.error?.message ? ` (${mask(run.error.message)})` : '';
   return `run ${run.id} ${run.status}${took}: ${parts}${error}`;
 }
 
-function describeError(error: StepErrorRecord): string {
+function describeError(error: StepErrorRecord, mask: (text: string) => string): string {
   const outcome = error.outcome === 'unknown' ? ', outcome unknown' : '';
-  return `[${error.kind}${outcome}] ${error.message}`;
+  return `[${error.kind}${outcome}] ${mask(error.message)}`;
 }
 
 function truncate(line: string): string {

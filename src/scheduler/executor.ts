@@ -154,7 +154,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   for (const step of record.steps) views[step.id] = viewOf(step);
   const refreshView = (stepRecord: StepRecord) => (views[stepRecord.id] = viewOf(stepRecord));
 
-  const writeBehind = new WriteBehind();
+  const writeBehind = new WriteBehind(onStorageFailure);
   const callEnv: CallEnvironment = {
     config,
     apps,

@@ -380,7 +380,7 @@ function storeError(error: unknown, file: string): unknown {
   if (error instanceof RunnerError) return error;
   const code = (error as { code?: string }).code ?? '';
   if (!code.startsWith('SQLITE_') && !(error instanceof Error && /sqlite|database/i.test(error.message))) return error;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = code === 'SQLITE_FULL' ? 'no space left on the device' : error instanceof Error ? error.message : String(error);
   const hint =
     code === 'SQLITE_FULL'
       ? 'free some disk space; runs already recorded are kept'

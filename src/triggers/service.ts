@@ -7,6 +7,7 @@ import type { RunRecord } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { summaryLine } from '../report/progress.js';
+import { maskSecrets } from '../secrets.js';
 import { formatMs } from '../scheduler/call-step.js';
 import type { PolicyOverrides } from '../scheduler/events.js';
 import { executeRun } from '../scheduler/executor.js';
@@ -245,7 +246,7 @@ export class TriggerService implements TriggerHost {
       dir: record.dir,
       status: record.status,
       durationMs: Date.parse(record.endedAt ?? record.startedAt) - Date.parse(record.startedAt),
-      summary: summaryLine(record),
+      summary: summaryLine(record, (text) => maskSecrets(text, this.options.config.secretValues)),
       ...(movedTo !== undefined && { movedTo }),
     });
   }

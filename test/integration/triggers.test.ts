@@ -1,78 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync, writeSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
-import { afterEach, describe, expect, it } from 'vitest';
-import { cliPath, createWorkspace, faultyApp, imageApp, repoRoot, runCli, sheetApp, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { startServe, type Event } from '../helpers/serve.js';
+import { createWorkspace, faultyApp, imageApp, repoRoot, runCli, sheetApp, type Workspace } from '../helpers/workspace.js';
 
 // Real chokidar on temp folders and the real CLI: `runner serve|watch|cron`
 // as a child process, observed through its --json events and what it leaves
 // in the artifacts folder.
-
-type Event = Record<string, any> & { type: string };
-
-interface Serve {
-  child: ChildProcess;
-  events: Event[];
-  stderr: () => string;
-  /** Resolves once `predicate` holds for the events so far. */
-  until(predicate: (events: Event[]) => boolean, what: string, timeoutMs?: number): Promise<void>;
-  /** Sends `signal` and resolves with the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-const children = new Set<ChildProcess>();
-afterEach(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.clear();
-});
-
-function startServe(ws: Workspace, args: string[]): Serve {
-  const child = spawn(process.execPath, [cliPath, '--config', ws.config, ...args, '--json'], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  const events: Event[] = [];
-  let stdout = '';
-  let stderr = '';
-  const waiters = new Set<() => void>();
-  child.stdout!.on('data', (chunk) => {
-    stdout += chunk;
-    const lines = stdout.split('\n');
-    stdout = lines.pop()!;
-    for (const line of lines) if (line.trim()) events.push(JSON.parse(line));
-    for (const wake of waiters) wake();
-  });
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return {
-    child,
-    events,
-    stderr: () => stderr,
-    until(predicate, what, timeoutMs = 15_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (predicate(events)) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what}; stderr:\n${stderr}`));
-        }, timeoutMs);
-        waiters.add(check);
-        void exited.then(() => check());
-        check();
-      });
-    },
-    async stop(signal = 'SIGTERM') {
-      child.kill(signal);
-      return exited;
-    },
-  };
-}
 
 const ofType = (events: Event[], type: string) => events.filter((event) => event.type === type);
 const finished = (events: Event[]) => ofType(events, 'run-finished');

@@ -7,9 +7,10 @@ import { formatPlan } from '../../report/plan.js';
 import { loadRun, runOnce } from '../../runner.js';
 import type { PolicyOverrides } from '../../scheduler/events.js';
 import { planRun } from '../../scheduler/plan.js';
-import { maskSecretsDeep } from '../../secrets.js';
+import { maskRunRecord, maskSecretsDeep } from '../../secrets.js';
 import { createTerminalPrompts } from '../terminal-prompts.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { reportWarnings } from '../report-error.js';
 
 export interface RunCommandOptions extends GlobalOptions {
   input: string[];
@@ -66,6 +67,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       resume: options.resume,
       signal: controller.signal,
       onLoaded: ({ config }) => {
+        reportWarnings(config.warnings, io.stderr);
         const prompts = interactive ? createTerminalPrompts(io, config.secretValues) : undefined;
         if (prompts) Object.assign(policy, { approver: prompts.approver, prompter: prompts.prompter });
         reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues, paused: prompts?.isPrompting });
@@ -73,7 +75,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       },
       onEvent: (event) => reporter?.(event),
     });
-    if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(record, secretValues), null, 2) + '\n');
+    if (options.json) io.stdout(JSON.stringify(maskRunRecord(record, secretValues), null, 2) + '\n');
     if (record.status === 'cancelled') return ExitCode.interrupted;
     return record.status === 'succeeded' ? ExitCode.succeeded : ExitCode.stepFailed;
   } finally {

@@ -3,11 +3,12 @@ import { loadConfig, showPath } from '../../config/load.js';
 import { DURATION_EXPECTED, parseDuration } from '../../config/durations.js';
 import { ExitCode, RunnerError } from '../../errors.js';
 import { formatMs } from '../../scheduler/call-step.js';
-import { maskSecrets, maskSecretsDeep } from '../../secrets.js';
+import { maskSecrets } from '../../secrets.js';
 import { loadTriggeredWorkflows, type TriggerKind } from '../../triggers/discover.js';
 import type { ServiceEvent } from '../../triggers/events.js';
 import { TriggerService } from '../../triggers/service.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { reportWarnings } from '../report-error.js';
 
 export type ServeMode = 'watch' | 'cron' | 'serve';
 
@@ -31,6 +32,7 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
   const graceMs = parseDuration(options.grace);
   if (graceMs === undefined) throw new RunnerError('usage', `\`--grace\`: expected ${DURATION_EXPECTED}, got \`${options.grace}\``);
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  reportWarnings(config.warnings, io.stderr);
   const kinds = KINDS[mode];
   const { served, skipped } = await loadTriggeredWorkflows({ files, config, cwd: io.cwd, kinds });
   const report = createReporter(io, Boolean(options.json), config.secretValues);
@@ -90,9 +92,10 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
 /** Events → one line each on stderr, and with `--json` one JSON object each on stdout. */
 function createReporter(io: CliIO, json: boolean, secretValues: readonly string[]): (event: ServiceEvent) => void {
   const show = (path: string) => showPath(path, io.cwd);
-  const line = (text: string) => io.stderr(maskSecrets(text, secretValues) + '\n');
-  return (event) => {
-    if (json) io.stdout(JSON.stringify(maskSecretsDeep({ time: new Date().toISOString(), ...event }, secretValues)) + '\n');
+  const line = (text: string) => io.stderr(text + '\n');
+  return (raw) => {
+    const event = maskEvent(raw, secretValues);
+    if (json) io.stdout(JSON.stringify({ time: new Date().toISOString(), ...event }) + '\n');
     switch (event.type) {
       case 'ready': {
         line(`serving ${event.workflows.length} workflow${event.workflows.length === 1 ? '' : 's'} (Ctrl-C to stop):`);
@@ -147,4 +150,19 @@ function createReporter(io: CliIO, json: boolean, secretValues: readonly string[
         break; // the trigger line already names the run
     }
   };
+}
+
+/**
+ * An event with secrets masked in its values (messages, reasons, file paths)
+ * and never in the runner's own fields: run ids, folders, statuses, names.
+ */
+function maskEvent(event: ServiceEvent, secretValues: readonly string[]): ServiceEvent {
+  if (secretValues.length === 0) return event;
+  const mask = (text: string) => maskSecrets(text, secretValues);
+  const masked = { ...event } as Record<string, unknown>;
+  for (const key of ['message', 'reason', 'path']) if (typeof masked[key] === 'string') masked[key] = mask(masked[key] as string);
+  if ('trigger' in event && event.trigger.type === 'watch') {
+    masked.trigger = { ...event.trigger, path: mask(event.trigger.path), source: mask(event.trigger.source) };
+  }
+  return masked as ServiceEvent;
 }

@@ -4,10 +4,12 @@ import { RunnerError } from '../../errors.js';
 import { decidePolicy, readToolHints } from '../../scheduler/policy.js';
 import { maskSecretsDeep } from '../../secrets.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { reportWarnings } from '../report-error.js';
 
 /** `runner tools [APP]`: every tool with its annotations and the policy decision that applies. */
 export async function toolsCommand(appName: string | undefined, options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  reportWarnings(config.warnings, io.stderr);
   const names = appName ? [appName] : Object.keys(config.apps);
   if (appName && !config.apps[appName]) {
     throw new RunnerError('usage', `no app named \`${appName}\` in ${config.file ?? 'the config'}`, {

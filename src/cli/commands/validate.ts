@@ -6,10 +6,12 @@ import { planRun } from '../../scheduler/plan.js';
 import { loadWorkflow } from '../../workflow/load.js';
 import type { Workflow } from '../../workflow/types.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { reportWarnings } from '../report-error.js';
 
 /** `runner validate WORKFLOW... [--online]`: every problem in every file, exit 2 when there is one. */
 export async function validateCommand(files: string[], options: GlobalOptions & { online?: boolean }, io: CliIO): Promise<number> {
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  reportWarnings(config.warnings, io.stderr);
   let problems = 0;
   const loaded: Workflow[] = [];
   for (const file of files) {

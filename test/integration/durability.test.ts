@@ -1,0 +1,277 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startServe } from '../helpers/serve.js';
+import { createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+
+// What the run store promises, through the real CLI: secrets never stored and
+// never lost on resume, short secrets that cannot break the record, foreach
+// items kept across resumes, write failures that fail the run instead of the
+// runner, and a watch-triggered run that survives kill -9 of its runner.
+
+function faultyWorkspace(extraConfig = ''): Workspace & { counter: string; lines: () => string[] } {
+  const ws = createWorkspace('');
+  const counter = join(ws.dir, 'counter.txt');
+  ws.write(
+    'runner.config.yaml',
+    `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter, '--state', join(ws.dir, 'state')])}\n${extraConfig}`,
+  );
+  const lines = () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []);
+  return { ...ws, counter, lines };
+}
+
+async function cli(ws: Workspace, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = await runCli(['--config', ws.config, ...args], { cwd: ws.dir, env });
+  return { ...result, record: result.stdout.startsWith('{') ? JSON.parse(result.stdout) : null };
+}
+
+/** Every file under `dir`, as text (binary files too: a secret must not be in any byte of them). */
+function allText(dir: string): string {
+  let text = '';
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) text += readFileSync(join(entry.parentPath, entry.name), 'latin1');
+  }
+  return text;
+}
+
+describe('secrets and resume', () => {
+  it('stores no secret, shows ***, and gives tools the real value again on resume', async () => {
+    const secret = 'tok-"Zq9"\\x';
+    const ws = faultyWorkspace('secrets: [API_TOKEN]\n');
+    const workflow = ws.write(
+      'wf.yaml',
+      [
+        'name: wf',
+        'inputs:',
+        '  key: { type: string }',
+        'steps:',
+        '  - id: a',
+        '    uses: faulty.echo',
+        '    with: { text: "${{ inputs.key }}" }',
+        '  - id: b',
+        '    uses: faulty.crash_once',
+        '    needs: [a]',
+        '  - id: c',
+        '    uses: faulty.work',
+        '    needs: [b]',
+        '    with: { label: "${{ steps.a.outputs.text }}" }',
+        '',
+      ].join('\n'),
+    );
+    const env = { API_TOKEN: secret };
+    const first = await cli(ws, ['run', workflow, '-i', `key=${secret}`, '--json'], env);
+    expect(first.code).toBe(1);
+    expect(first.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'skipped']);
+    expect(first.record.inputs.key).toBe('***');
+    expect(allText(ws.artifacts)).not.toContain('Zq9');
+
+    const resumed = await cli(ws, ['resume', first.record.id, '--json'], env);
+    expect(resumed.code).toBe(0);
+    expect(ws.lines()).toEqual([secret]); // the tool got the value, not ***
+    expect(resumed.record.steps[2].args).toEqual({ label: '***' });
+    expect(allText(ws.artifacts)).not.toContain('Zq9');
+
+    // Without the secret in the environment, resume cannot rebuild the kept value and says so.
+    rmSync(join(ws.dir, 'state'), { recursive: true }); // crash_once crashes again
+    const rerun = await cli(ws, ['run', workflow, '-i', `key=${secret}`, '--json'], env);
+    expect(rerun.record.status).toBe('failed');
+    const unset = await cli(ws, ['resume', rerun.record.id], { API_TOKEN: '' });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('API_TOKEN');
+  });
+
+  it('short secrets change values only: run ids, statuses and paths stay intact', async () => {
+    const ws = faultyWorkspace('secrets: [YEAR, SHORT]\n');
+    const workflow = ws.write(
+      'wf.yaml',
+      'name: wf\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: "2026 succeeded" }\n  - id: b\n    uses: faulty.crash_once\n    needs: [a]\n',
+    );
+    const env = { YEAR: '2026', SHORT: 'ed' };
+    const first = await cli(ws, ['run', workflow, '--json'], env);
+    expect(first.record.id).toMatch(/^2026\d{4}-/);
+    expect(first.record.status).toBe('failed');
+    expect(first.record.steps[0]).toMatchObject({ status: 'succeeded', text: '*** succe***' });
+    const onDisk = JSON.parse(readFileSync(join(first.record.dir, 'run.json'), 'utf8'));
+    expect(onDisk.id).toBe(first.record.id);
+    expect(onDisk.dir).toBe(first.record.dir);
+
+    const shown = await cli(ws, ['runs', 'show', first.record.id], env);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`run ${first.record.id} failed`);
+    const resumed = await cli(ws, ['resume', first.record.id, '--json'], env);
+    expect(resumed.code).toBe(0);
+    expect(resumed.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'succeeded']);
+    expect(resumed.record.resumes).toEqual([{ at: expect.any(String), steps: ['b'] }]);
+  });
+});
+
+describe('resume of a foreach step', () => {
+  it('keeps the items that succeeded and runs only the rest, with every attempt in its history', async () => {
+    const ws = faultyWorkspace();
+    const workflow = ws.write(
+      'wf.yaml',
+      [
+        'name: wf',
+        'steps:',
+        '  - id: each',
+        '    uses: faulty.work',
+        '    foreach: ["a", "b", "c"]',
+        '    timeout: 1s',
+        "    with: { label: '${{ item }}', delayMs: \"${{ item == 'b' && fromJSON(env.SLOW_MS) || 0 }}\" }",
+        '',
+      ].join('\n'),
+    );
+    const first = await cli(ws, ['run', workflow, '--json'], { SLOW_MS: '5000' });
+    expect(first.record.steps[0].items.map((item: { status: string }) => item.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+    expect(first.record.steps[0].items[1].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
+
+    const kept = await cli(ws, ['resume', first.record.id, '--json'], { SLOW_MS: '0' });
+    expect(kept.code).toBe(1); // b's outcome is unknown: not run again without --rerun-unknown
+    expect(ws.lines().sort()).toEqual(['a', 'b', 'c']);
+
+    const rerun = await cli(ws, ['resume', first.record.id, '--rerun-unknown', '--json'], { SLOW_MS: '0' });
+    expect(rerun.code).toBe(0);
+    expect(ws.lines().sort()).toEqual(['a', 'b', 'b', 'c']); // only b again
+    const items = rerun.record.steps[0].items;
+    expect(items.map((item: { status: string }) => item.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect(items[1].history).toHaveLength(2);
+    expect(items[0].history).toHaveLength(1);
+    expect(rerun.record.resumes.map((resume: { steps: string[] }) => resume.steps)).toEqual([['each'], ['each']]);
+
+    const shown = await cli(ws, ['runs', 'show', first.record.id]);
+    expect(shown.stdout).toMatch(/each\s+succeeded.*3 items: 3 succeeded/);
+  });
+});
+
+describe('app timeout', () => {
+  it('applies an app\'s `timeout:` when the step sets none, and a step timeout over it', async () => {
+    const ws = faultyWorkspace();
+    ws.write(
+      'runner.config.yaml',
+      `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp])}\n    timeout: 300ms\n`,
+    );
+    const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.hang\n  - id: b\n    uses: faulty.slow\n    with: { ms: 600 }\n    timeout: 5s\n');
+    const result = await cli(ws, ['run', workflow, '--json']);
+    expect(result.record.steps[0].error).toMatchObject({ kind: 'timeout' });
+    expect(result.record.steps[0].error.message).toContain('300ms');
+    expect(result.record.steps[1].status).toBe('succeeded');
+  });
+});
+
+describe('write failures', () => {
+  const mounts: string[] = [];
+  afterEach(() => {
+    for (const mount of mounts.splice(0)) execFileSync('umount', ['-l', mount]);
+  });
+
+  it('a full disk fails the run with a clear message, keeps what was done, and resume repeats no side effect', async () => {
+    // Runs as root (as CI does): a small tmpfs is a disk that really fills up.
+    expect(process.getuid?.(), 'this test mounts a tmpfs and needs root').toBe(0);
+    const ws = faultyWorkspace();
+    mkdirSync(ws.artifacts);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', ws.artifacts]);
+    mounts.push(ws.artifacts);
+    const workflow = ws.write(
+      'wf.yaml',
+      [
+        'name: wf',
+        'steps:',
+        '  - id: a',
+        '    uses: faulty.work',
+        '    with: { label: a }',
+        '  - id: b',
+        '    uses: faulty.slow',
+        '    needs: [a]',
+        '    with: { ms: 1500 }',
+        '  - id: c',
+        '    uses: faulty.work',
+        '    needs: [b]',
+        '    with: { label: c }',
+        '',
+      ].join('\n'),
+    );
+    const running = cli(ws, ['run', workflow]);
+    while (ws.lines().length === 0) await sleep(20);
+    // Step b is in flight: fill the disk to the last byte.
+    const filler = join(ws.artifacts, 'filler');
+    const { bavail, bsize } = statfsSync(ws.artifacts);
+    try {
+      writeFileSync(filler, Buffer.alloc(bavail * bsize));
+    } catch {
+      // ENOSPC while filling is what we want
+    }
+    const first = await running;
+    expect(first.code).toBe(1);
+    expect(first.stderr).toMatch(/no space left/i);
+    expect(first.stderr).not.toMatch(/\n\s+at .*:\d+:\d+\)?\n/); // no stack trace
+    expect(ws.lines()).toEqual(['a']);
+
+    rmSync(filler);
+    const runs = JSON.parse((await cli(ws, ['runs', '--json'])).stdout);
+    expect(runs).toHaveLength(1);
+    const resumed = await cli(ws, ['resume', runs[0].id, '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(ws.lines()).toEqual(['a', 'c']); // a was kept, not run again
+    for (const entry of readdirSync(ws.artifacts, { recursive: true })) expect(String(entry)).not.toMatch(/\.tmp$/);
+  });
+});
+
+describe('runner watch after kill -9', () => {
+  it('resumes the interrupted run on restart: no trigger lost, no side effect twice, the file ends in done/', async () => {
+    const ws = faultyWorkspace();
+    ws.write(
+      'workflows/drop.yaml',
+      [
+        'name: drop',
+        'on:',
+        '  watch:',
+        '    paths: ["inbox/*.txt"]',
+        '    debounce: 100ms',
+        '    claim: move',
+        'steps:',
+        '  - id: first',
+        '    uses: faulty.work',
+        '    with: { label: first }',
+        '  - id: wait',
+        '    uses: faulty.slow',
+        '    needs: [first]',
+        '    with: { ms: 4000 }',
+        '  - id: last',
+        '    uses: faulty.work',
+        '    needs: [wait]',
+        '    with: { label: last }',
+        '',
+      ].join('\n'),
+    );
+    const watch = startServe(ws, ['watch']);
+    await watch.until((events) => events.some((event) => event.type === 'ready'), 'ready');
+    ws.write('inbox/order.txt', 'order 1');
+    await watch.until((events) => events.some((event) => event.type === 'run-started'), 'the run to start');
+    const runId = watch.events.find((event) => event.type === 'run-started')!.runId;
+    for (let i = 0; i < 200 && !(await stepStatus(ws, runId, 'wait')); i++) await sleep(50);
+    expect(await stepStatus(ws, runId, 'wait')).toBe('running');
+    await watch.stop('SIGKILL');
+    expect(existsSync(join(ws.dir, 'processing', 'order.txt'))).toBe(true);
+
+    const again = startServe(ws, ['watch']);
+    await again.until((events) => events.some((event) => event.type === 'run-finished'), 'the resumed run to finish', 20_000);
+    expect(again.events.find((event) => event.type === 'recovered')).toMatchObject({ action: 'resumed', runId });
+    expect(again.events.find((event) => event.type === 'run-finished')).toMatchObject({ runId, status: 'succeeded' });
+    expect(await again.stop()).toBe(0);
+    expect(ws.lines()).toEqual(['first', 'last']);
+    expect(existsSync(join(ws.dir, 'done', 'order.txt'))).toBe(true);
+    expect(readdirSync(join(ws.dir, 'processing'))).toEqual([]);
+    const runs = JSON.parse((await cli(ws, ['runs', '--json'])).stdout);
+    expect(runs.map((run: { id: string; status: string }) => [run.id, run.status])).toEqual([[runId, 'succeeded']]);
+  });
+});
+
+async function stepStatus(ws: Workspace, runId: string, stepId: string): Promise<string | undefined> {
+  const shown = await cli(ws, ['runs', 'show', runId, '--json']);
+  if (shown.code !== 0) return undefined;
+  const status = JSON.parse(shown.stdout).steps.find((step: { id: string }) => step.id === stepId)?.status;
+  return status === 'running' ? status : undefined;
+}
+
