@@ -1,4 +1,4 @@
-import { mapRecordValues } from './artifacts/record-values.js';
+import { mapDeep, mapRecordValues } from './artifacts/record-values.js';
 import type { RunRecord } from './artifacts/run-record.js';
 import type { SecretEntry } from './config/types.js';
 
@@ -69,18 +69,7 @@ export function maskSecrets(text: string, secretValues: readonly string[]): stri
 /** Masks secrets anywhere inside a JSON-like value (strings only; keys kept). */
 export function maskSecretsDeep<T>(value: T, secretValues: readonly string[]): T {
   if (secretValues.length === 0) return value;
-  return walk(value) as T;
-
-  function walk(node: unknown): unknown {
-    if (typeof node === 'string') return maskSecrets(node, secretValues);
-    if (Array.isArray(node)) return node.map(walk);
-    if (node && typeof node === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [key, child] of Object.entries(node)) out[key] = walk(child);
-      return out;
-    }
-    return node;
-  }
+  return mapDeep(value, (text) => maskSecrets(text, secretValues));
 }
 
 /** What `createStreamMasker` returns. */

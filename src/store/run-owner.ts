@@ -26,7 +26,8 @@ export function isOwnerLive(owner: RunOwner, nowMs: number): boolean {
   return owner.started === null || started === null || started === owner.started;
 }
 
-function isProcessAlive(pid: number): boolean {
+/** Whether a process with this pid exists on this host (EPERM: it does, as another user's). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { isProcessAlive } from '../store/run-owner.js';
 import { STATE_FOLDER } from './excluded-paths.js';
 import { createExclusive, writeFileAtomic } from './exclusive-file.js';
 
@@ -114,13 +115,4 @@ async function isAbandoned(file: string, mark: ContentMark | undefined, nowMs: n
     }
   }
   return mark.status === 'running' && mark.host === hostname() && mark.pid !== process.pid && !isProcessAlive(mark.pid);
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
