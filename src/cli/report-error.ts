@@ -1,4 +1,4 @@
-import { CallError } from '../apps/call-error.js';
+import type { CallError } from '../apps/call-error.js';
 import { exitCodeFor, formatDiagnostic, RunnerError, type Diagnostic } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 
@@ -15,7 +15,7 @@ export function reportError(error: unknown, options: { stderr: (text: string) =>
       options.stderr(mask(`error: ${where}${error.message}\n`));
       if (error.hint) options.stderr(mask(`  hint: ${error.hint}\n`));
     }
-  } else if (error instanceof CallError) {
+  } else if (isCallError(error)) {
     options.stderr(mask(`error: [${error.kind}] ${error.message}\n`));
   } else {
     const message = error instanceof Error ? error.message : String(error);
@@ -29,4 +29,9 @@ export function reportError(error: unknown, options: { stderr: (text: string) =>
 /** Prints the config's warnings (they stop nothing), each as `warning: file:line:col: message`. */
 export function reportWarnings(warnings: readonly Diagnostic[], stderr: (text: string) => void): void {
   for (const warning of warnings) stderr(`warning: ${formatDiagnostic(warning)}\n`);
+}
+
+/** A CallError, told by its name: importing the class would load the whole MCP SDK into every command, `runner runs` too. */
+function isCallError(error: unknown): error is CallError {
+  return error instanceof Error && error.name === 'CallError' && typeof (error as Partial<CallError>).kind === 'string';
 }

@@ -45,3 +45,11 @@ export function parseRate(text: string): Rate | undefined {
   if (!Number.isSafeInteger(count)) return undefined;
   return { count, intervalMs: RATE_INTERVAL_MS[match[2]!]! };
 }
+
+/** `1500` → `1.5s`, `60000` → `1m`. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)}s`;
+  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)}m`;
+  return `${+(ms / 3_600_000).toFixed(1)}h`;
+}

@@ -1,6 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { readMcpServersFile } from './import-mcp-json.js';
 import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.js';
 import { configSchema, type RawConfig } from './schema.js';
@@ -8,37 +8,9 @@ import { diagnoseSchemaErrors, validateAgainst } from './schema-diagnostics.js';
 import type { RunnerConfig } from './types.js';
 import { locatePath, parseYamlSource, type YamlSource } from './yaml-source.js';
 
-/** The config file name looked for in the working folder and its parents. */
-export const CONFIG_FILE_NAME = 'runner.config.yaml';
+import { findConfigFile, type LoadConfigOptions } from './find-config.js';
 
-export interface LoadConfigOptions {
-  /** `--config PATH`, relative to `cwd`. */
-  configPath?: string;
-  cwd: string;
-  /** Environment ${VAR} expands from and secret values come from. */
-  env: NodeJS.ProcessEnv;
-}
-
-/**
- * Finds the config file: `configPath` when given (it must exist), else
- * runner.config.yaml in `cwd` or the nearest parent folder; null when none.
- */
-export async function findConfigFile(options: { configPath?: string; cwd: string }): Promise<string | null> {
-  if (options.configPath !== undefined) {
-    const file = resolve(options.cwd, options.configPath);
-    if (!(await isFile(file))) {
-      throw new RunnerError('not-found', `config file \`${options.configPath}\` does not exist`, {
-        hint: `looked for ${file}`,
-      });
-    }
-    return file;
-  }
-  for (let dir = resolve(options.cwd); ; dir = dirname(dir)) {
-    const file = join(dir, CONFIG_FILE_NAME);
-    if (await isFile(file)) return file;
-    if (dirname(dir) === dir) return null;
-  }
-}
+export { CONFIG_FILE_NAME, findConfigFile, type LoadConfigOptions } from './find-config.js';
 
 /**
  * Loads runner.config.yaml (see findConfigFile) and normalizes it; with no
@@ -112,12 +84,4 @@ export function sortByLocation(diagnostics: Diagnostic[]): Diagnostic[] {
       (a.location?.line ?? 0) - (b.location?.line ?? 0) ||
       (a.location?.col ?? 0) - (b.location?.col ?? 0),
   );
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,6 @@
 import type { RunRecord, StepErrorRecord, StepStatus } from '../artifacts/run-record.js';
 import type { RunEvent } from '../scheduler/events.js';
-import { formatMs } from '../scheduler/call-step.js';
+import { formatMs } from '../config/durations.js';
 import { maskSecrets } from '../secrets.js';
 
 export interface ProgressOptions {

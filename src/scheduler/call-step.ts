@@ -9,6 +9,7 @@ import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
 import type { WriteBehind } from '../artifacts/write-behind.js';
 import { storageError } from '../artifacts/storage-error.js';
 import type { Clock } from '../clock.js';
+import { formatMs } from '../config/durations.js';
 import type { RetryPolicy, RunnerConfig } from '../config/types.js';
 import { evaluateTemplate, ExpressionError, type ExpressionContext } from '../workflow/expressions.js';
 import type { Step } from '../workflow/types.js';
@@ -314,14 +315,6 @@ function readerFor(connection: Awaited<ReturnType<AppRegistry['get']>>, signal: 
 function firstLine(text: string): string {
   const line = text.split('\n').find((l) => l.trim().length > 0) ?? '';
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
-}
-
-/** `1500` → `1.5s`, `60000` → `1m`. */
-export function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)}s`;
-  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)}m`;
-  return `${+(ms / 3_600_000).toFixed(1)}h`;
 }
 
 export function itemDir(stepDir: string, index: number): string {

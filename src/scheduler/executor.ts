@@ -22,7 +22,8 @@ import {
   type StepView,
 } from '../workflow/expressions.js';
 import type { Step, Workflow } from '../workflow/types.js';
-import { formatMs, itemDir, runCall, type CallEnvironment, type CallRecord } from './call-step.js';
+import { formatMs } from '../config/durations.js';
+import { itemDir, runCall, type CallEnvironment, type CallRecord } from './call-step.js';
 import type { PolicyOverrides, RunEvent } from './events.js';
 import { Limits } from './limits.js';
 import { mergeRetry } from './retry.js';

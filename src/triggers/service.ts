@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { summaryLine } from '../report/progress.js';
 import { maskSecrets } from '../secrets.js';
-import { formatMs } from '../scheduler/call-step.js';
+import { formatMs } from '../config/durations.js';
 import type { PolicyOverrides } from '../scheduler/events.js';
 import { executeRun } from '../scheduler/executor.js';
 import { Limits } from '../scheduler/limits.js';

@@ -2,7 +2,7 @@
 // seeded pseudo-random moment, `resume`, and every side effect has happened
 // exactly once, or its step says the outcome is unknown; never twice.
 //
-//   npm run test:crash     (60 random kill points; npm test runs 8)
+//   npm run test:crash     (60 random kill points; npm test runs 3)
 //   CRASH_SEED=<seed of a failed iteration> CRASH_ITERATIONS=1 ...   replays that iteration's
 //   workflow and kill point (the moment itself moves with the machine's load)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, createWorkspace, faultyApp, runCli, type CliResult } from '../helpers/workspace.js';
 
-const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 8);
+const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 3);
 const SEED = Number(process.env.CRASH_SEED ?? 20_261_130);
 const WORK_LABELS = ['s1', 's2', 's3', 's4', 's5', 's6'];
 // Steps left in these after a resume were neither finished nor given up.

@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../config/load.js';
+import { loadHistorySettings } from '../../config/history-settings.js';
 import { ExitCode, RunnerError } from '../../errors.js';
 import { findRun, withRunStore } from '../../store/run-history.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -10,7 +10,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
  * masked when it was captured), one app or all of them with a header each.
  */
 export async function logsCommand(id: string, app: string | undefined, options: GlobalOptions, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
   const run = await withRunStore(config.artifacts, (store) => findRun(store, config.artifacts, id).run);
   const folder = join(run.dir, 'logs');
   const available = existsSync(folder) ? readdirSync(folder).filter((name) => name.endsWith('.log')).map((name) => name.slice(0, -4)).sort() : [];

@@ -1,9 +1,9 @@
 import type { RunRecord, RunStatus, StepRecord } from '../../artifacts/run-record.js';
-import { loadConfig } from '../../config/load.js';
+import { loadHistorySettings } from '../../config/history-settings.js';
 import { DURATION_EXPECTED, parseDuration } from '../../config/durations.js';
 import { ExitCode, RunnerError } from '../../errors.js';
 import { summaryLine } from '../../report/progress.js';
-import { formatMs } from '../../scheduler/call-step.js';
+import { formatMs } from '../../config/durations.js';
 import { displayRecord, findRun, withRunStore } from '../../store/run-history.js';
 import { isOwnerLive } from '../../store/run-owner.js';
 import { deleteRuns, selectRunsToPrune } from '../../store/prune.js';
@@ -22,7 +22,7 @@ export interface RunsOptions extends GlobalOptions {
 
 /** `runner runs`: the run history from the store, newest first. */
 export async function runsCommand(options: RunsOptions, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
   const filter = parseFilter(options, Date.now());
   const runs = await withRunStore(config.artifacts, (store) => store.listRuns(filter));
   if (options.json) {
@@ -39,7 +39,7 @@ export async function runsCommand(options: RunsOptions, io: CliIO): Promise<numb
 
 /** `runner runs show ID|latest`: one run, step by step. */
 export async function showRunCommand(id: string, options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
   const { run, interrupted } = await withRunStore(config.artifacts, (store) => {
     const stored = findRun(store, config.artifacts, id);
     const owner = stored.run.status === 'running' ? store.unfinishedRuns([stored.run.workflow]).find((candidate) => candidate.id === stored.id)?.owner : undefined;
@@ -67,7 +67,7 @@ export interface PruneCommandOptions extends GlobalOptions {
 
 /** `runner runs prune`: deletes old runs (folders and store rows), never one that is still running. */
 export async function pruneCommand(options: PruneCommandOptions, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
   const given = options.olderThan !== undefined || options.keep !== undefined;
   const policy = given
     ? {

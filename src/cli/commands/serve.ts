@@ -2,7 +2,7 @@ import { killAllTracked } from '../../apps/child-reaper.js';
 import { loadConfig, showPath } from '../../config/load.js';
 import { DURATION_EXPECTED, parseDuration } from '../../config/durations.js';
 import { ExitCode, RunnerError } from '../../errors.js';
-import { formatMs } from '../../scheduler/call-step.js';
+import { formatMs } from '../../config/durations.js';
 import { maskSecrets } from '../../secrets.js';
 import { loadTriggeredWorkflows, type TriggerKind } from '../../triggers/discover.js';
 import type { ServiceEvent } from '../../triggers/events.js';

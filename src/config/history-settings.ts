@@ -1,0 +1,57 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { load } from 'js-yaml';
+import { parseDuration } from './durations.js';
+import { findConfigFile, type LoadConfigOptions } from './find-config.js';
+import type { RetentionPolicy } from './types.js';
+
+/** What the history commands (`runs`, `runs show`, `runs prune`, `logs`) need of the config. */
+export interface HistorySettings {
+  artifacts: string;
+  retention: RetentionPolicy;
+}
+
+/**
+ * Reads only `artifacts` and `retention` from the config, without validating
+ * the rest (apps, policy): looking at history stays fast, and works while an
+ * app's entry is being fixed. When those two keys are not plainly valid, the
+ * full loader runs and reports them the way every command does.
+ */
+export async function loadHistorySettings(options: LoadConfigOptions): Promise<HistorySettings> {
+  const file = await findConfigFile(options);
+  const dir = file === null ? resolve(options.cwd) : dirname(file);
+  let raw: unknown = {};
+  try {
+    if (file !== null) raw = load(await readFile(file, 'utf8')) ?? {};
+  } catch {
+    raw = undefined;
+  }
+  const settings = raw === undefined ? undefined : readSettings(raw, dir);
+  if (settings) return settings;
+  // The full loader (ajv, positions) only when it has something to report.
+  const { loadConfig } = await import('./load.js');
+  const config = await loadConfig(options);
+  return { artifacts: config.artifacts, retention: config.retention };
+}
+
+function readSettings(raw: unknown, dir: string): HistorySettings | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const { artifacts, retention } = raw as { artifacts?: unknown; retention?: unknown };
+  if (artifacts !== undefined && (typeof artifacts !== 'string' || artifacts === '')) return undefined;
+  const policy: RetentionPolicy = {};
+  if (retention !== undefined) {
+    if (typeof retention !== 'object' || retention === null) return undefined;
+    const { 'max-age': maxAge, 'max-runs': maxRuns, ...rest } = retention as Record<string, unknown>;
+    if (Object.keys(rest).length > 0) return undefined;
+    if (maxAge !== undefined) {
+      const ms = typeof maxAge === 'string' ? parseDuration(maxAge) : undefined;
+      if (ms === undefined) return undefined;
+      policy.maxAgeMs = ms;
+    }
+    if (maxRuns !== undefined) {
+      if (typeof maxRuns !== 'number' || !Number.isSafeInteger(maxRuns) || maxRuns < 1) return undefined;
+      policy.maxRuns = maxRuns;
+    }
+  }
+  return { artifacts: resolve(dir, (artifacts as string | undefined) ?? 'artifacts'), retention: policy };
+}
