@@ -1,4 +1,4 @@
-import type { ItemRecord, RunRecord, StepRecord } from '../artifacts/run-record.js';
+import type { RunRecord, StepRecord } from '../artifacts/run-record.js';
 import { mapItemValues, mapRunValues, mapStepValues } from '../artifacts/record-values.js';
 import type { Clock } from '../clock.js';
 import type { SecretEntry } from '../config/types.js';
@@ -26,13 +26,15 @@ export class RunRecorder {
   private readonly dirtyItems = new Map<string, Set<number>>();
   private runDirty = false;
   private timer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private lastHeartbeatMs: number;
   private readonly positions: Map<string, number>;
   private readonly steps: Map<string, StepRecord>;
   /** Item counts already in the store, so a foreach step that now has fewer items drops the rest. */
   private readonly storedItemCounts = new Map<string, number>();
-  private session: number;
+  private readonly session: number;
   private failure: unknown;
+  private readonly pendingItemCounts = new Map<string, number>();
 
   constructor(
     private readonly store: RunStore,
@@ -58,10 +60,29 @@ export class RunRecorder {
   create(): void {
     const { run, steps } = this.snapshot();
     this.store.createRun({ run, steps }, this.options.owner);
+    this.startHeartbeat();
+  }
+
+  /**
+   * A process on another host can only tell this one is alive by its
+   * heartbeat, also while a long call writes nothing: beat on a timer.
+   */
+  private startHeartbeat(): void {
+    this.heartbeatTimer = setInterval(() => {
+      const now = this.options.clock.now();
+      try {
+        this.store.heartbeat([this.record.id], this.options.owner, now);
+        this.lastHeartbeatMs = now;
+      } catch (error) {
+        this.fail(error);
+      }
+    }, HEARTBEAT_EVERY_MS);
+    this.heartbeatTimer.unref();
   }
 
   /** Writes the whole record over what the store has (a resume, after its reconciliation). */
   rewrite(): void {
+    this.startHeartbeat();
     this.runDirty = true;
     for (const step of this.record.steps) {
       this.dirtySteps.add(step.id);
@@ -128,6 +149,7 @@ export class RunRecorder {
     this.flush();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    clearInterval(this.heartbeatTimer);
   }
 
   private schedule(): void {
@@ -149,8 +171,6 @@ export class RunRecorder {
       this.store.heartbeat([this.record.id], this.options.owner, now);
     }
   }
-
-  private pendingItemCounts = new Map<string, number>();
 
   /** The pending changes in store form; cleared only once the write succeeded. */
   private collect(): RunChanges {
@@ -211,4 +231,3 @@ function withoutSteps(record: RunRecord): Omit<RunRecord, 'steps'> {
   return run;
 }
 
-export type { ItemRecord };
