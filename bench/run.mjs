@@ -2,7 +2,7 @@
 // script on the same app in the same run. Human-readable lines as it goes,
 // then ONE JSON object with every figure as the last line of stdout.
 //
-//   node bench/run.mjs [--reps N] [--only a,b,c,d] [--side runner|raw]
+//   node bench/run.mjs [--reps N] [--only a,b,c,d,e,f] [--side runner|raw]
 //
 // --side runs one side only (figures that need both come out as null), for
 // profiling: `node --cpu-prof bench/run.mjs --only a --side runner`.
@@ -12,6 +12,8 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchChain } from './cases/chain.mjs';
 import { benchFanout } from './cases/fanout.mjs';
+import { benchHistory } from './cases/history.mjs';
+import { benchJournal } from './cases/journal.mjs';
 import { benchPlan } from './cases/plan.mjs';
 import { benchStartup } from './cases/startup.mjs';
 import { distDir } from './lib/dist.mjs';
@@ -21,7 +23,7 @@ import { loadAverages, say } from './lib/stats.mjs';
 const { values } = parseArgs({
   options: {
     reps: { type: 'string', default: '5' },
-    only: { type: 'string', default: 'a,b,c,d' },
+    only: { type: 'string', default: 'a,b,c,d,e,f' },
     side: { type: 'string' },
   },
 });
@@ -31,9 +33,10 @@ if (!Number.isInteger(reps) || reps < 1) {
   process.exit(2);
 }
 const only = new Set(values.only.split(','));
-const unknown = [...only].filter((key) => !['a', 'b', 'c', 'd'].includes(key));
+const CASE_KEYS = ['a', 'b', 'c', 'd', 'e', 'f'];
+const unknown = [...only].filter((key) => !CASE_KEYS.includes(key));
 if (unknown.length > 0 || (values.side !== undefined && !['runner', 'raw'].includes(values.side))) {
-  process.stderr.write(`Expected \`--only\` to list a, b, c, d and \`--side\` to be runner or raw, got \`--only ${values.only}\`${values.side ? ` \`--side ${values.side}\`` : ''}\n`);
+  process.stderr.write(`Expected \`--only\` to list some of ${CASE_KEYS.join(', ')} and \`--side\` to be runner or raw, got \`--only ${values.only}\`${values.side ? ` \`--side ${values.side}\`` : ''}\n`);
   process.exit(2);
 }
 const sides = { runner: values.side !== 'raw', raw: values.side !== 'runner' };
@@ -43,6 +46,8 @@ const cases = [
   ['b', 'fanout', benchFanout],
   ['c', 'startup', benchStartup],
   ['d', 'plan', benchPlan],
+  ['e', 'journal', benchJournal],
+  ['f', 'history', benchHistory],
 ];
 
 /** The commit measured, marked `+dirty` when src/ has uncommitted changes. */
@@ -78,6 +83,8 @@ summary.targets = {
   ...(summary.b && { bThroughput: summary.b.foreach.met }),
   ...(summary.c && { cStartup: summary.c.met }),
   ...(summary.d && { dTime: summary.d.timeMet, dMemory: summary.d.memoryMet }),
+  // (e) is a figure with no target: what the journal costs per side-effecting step.
+  ...(summary.f && { fHistoryUnder300ms: summary.f.met }),
 };
 const missed = Object.entries(summary.targets).filter(([, met]) => met === false).map(([name]) => name);
 say(`load after: ${summary.loadAfter.join(' ')}; targets ${missed.length === 0 ? 'all met' : `missed: ${missed.join(', ')}`}`);

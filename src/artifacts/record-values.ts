@@ -55,17 +55,30 @@ function mapError(error: StepErrorRecord | null, map: StringMap): StepErrorRecor
   return error ? { ...error, message: map(error.message) } : null;
 }
 
-/** Applies `map` to every string inside a JSON-like value; keys are kept. */
+/**
+ * Applies `map` to every string inside a JSON-like value; keys are kept. A
+ * value in which `map` changes nothing comes back as the same object (no copy:
+ * this runs for every step the store records).
+ */
 export function mapDeep<T>(value: T, map: StringMap): T {
   const walk = (node: unknown): unknown => {
     if (typeof node === 'string') return map(node);
-    if (Array.isArray(node)) return node.map(walk);
-    if (node && typeof node === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [key, child] of Object.entries(node)) out[key] = walk(child);
-      return out;
+    if (node === null || typeof node !== 'object') return node;
+    if (Array.isArray(node)) {
+      let copy: unknown[] | undefined;
+      for (let i = 0; i < node.length; i++) {
+        const mapped = walk(node[i]);
+        if (mapped !== node[i]) (copy ??= node.slice())[i] = mapped;
+      }
+      return copy ?? node;
     }
-    return node;
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, child] of Object.entries(node)) {
+      const mapped = walk(child);
+      // defineProperty, not `=`: a key `__proto__` (JSON.parse makes it an own key) must stay a plain value.
+      if (mapped !== child) Object.defineProperty((copy ??= { ...(node as Record<string, unknown>) }), key, { value: mapped, enumerable: true, writable: true, configurable: true });
+    }
+    return copy ?? node;
   };
   return walk(value) as T;
 }

@@ -56,6 +56,9 @@ export class RunRecorder {
     for (const step of record.steps) if (step.items) this.storedItemCounts.set(step.id, step.items.length);
   }
 
+  /** One value in store form (see secret-refs.ts). */
+  private readonly storeForm = (text: string) => toStoreForm(text, this.options.secrets);
+
   /** Records a new run (first execution). */
   create(): void {
     const { run, steps } = this.snapshot();
@@ -175,7 +178,7 @@ export class RunRecorder {
   /** The pending changes in store form; cleared only once the write succeeded. */
   private collect(): RunChanges {
     const changes: RunChanges = { runId: this.record.id };
-    const mask = (text: string) => toStoreForm(text, this.options.secrets);
+    const mask = this.storeForm;
     if (this.runDirty) changes.run = mapRunValues(withoutSteps(this.record), mask);
     this.pendingItemCounts.clear();
     if (this.dirtySteps.size > 0) {
@@ -209,7 +212,7 @@ export class RunRecorder {
   }
 
   private snapshot() {
-    const mask = (text: string) => toStoreForm(text, this.options.secrets);
+    const mask = this.storeForm;
     return {
       run: mapRunValues(withoutSteps(this.record), mask),
       steps: this.record.steps.map((step) => {

@@ -85,7 +85,8 @@ export class SqliteRunStore implements RunStore {
       this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = NORMAL');
-      this.db.transaction(() => {
+      // Most opens find the schema in place: check with a read before taking the write lock.
+      if (this.schemaVersion() !== SCHEMA_VERSION) this.db.transaction(() => {
         this.db.exec(SCHEMA);
         const version = this.db.prepare(`SELECT value FROM meta WHERE key = 'schema'`).pluck().get() as string | undefined;
         if (version === undefined) this.db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(String(SCHEMA_VERSION));
@@ -132,6 +133,8 @@ export class SqliteRunStore implements RunStore {
       deleteItems: db.prepare(`DELETE FROM items WHERE run_id = ?`),
       deleteJournal: db.prepare(`DELETE FROM journal WHERE run_id = ?`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`).pluck(),
+      syncFull: db.prepare(`PRAGMA synchronous = FULL`),
+      syncNormal: db.prepare(`PRAGMA synchronous = NORMAL`),
       setMeta: db.prepare(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`),
     };
     this.writeTransaction = db.transaction((changes: RunChanges) => this.applyChanges(changes));
@@ -162,11 +165,11 @@ export class SqliteRunStore implements RunStore {
     this.guard(() => {
       if (!options.durable) return this.writeTransaction.immediate(changes);
       // WAL with synchronous=FULL syncs the log at this commit, and with it every earlier commit.
-      this.db.pragma('synchronous = FULL');
+      this.statements.syncFull.run();
       try {
         this.writeTransaction.immediate(changes);
       } finally {
-        this.db.pragma('synchronous = NORMAL');
+        this.statements.syncNormal.run();
       }
     });
   }
@@ -299,6 +302,16 @@ export class SqliteRunStore implements RunStore {
         .get(workflow, hash) as Row | undefined;
       return row ? this.summaryOf(row) : undefined;
     });
+  }
+
+  /** The schema version recorded in the file; undefined for a new file. */
+  private schemaVersion(): number | undefined {
+    try {
+      const value = this.db.prepare(`SELECT value FROM meta WHERE key = 'schema'`).pluck().get() as string | undefined;
+      return value === undefined ? undefined : Number(value);
+    } catch {
+      return undefined; // no meta table yet
+    }
   }
 
   /** Every workflow that has runs. */
