@@ -47,7 +47,11 @@ export async function runFaulty(steps: string, options: FaultyOptions = {}): Pro
     ws,
     ...result,
     record,
-    step: (id) => record?.steps.find((entry: { id: string }) => entry.id === id),
+    step: (id) => {
+      // No record means the CLI printed none: say what it printed instead of failing on `undefined`.
+      if (!record) throw new Error(`\`runner run --json\` exited ${result.code} (signal ${result.signal}) without a run record; stdout: ${result.stdout.slice(0, 500)}\nstderr: ${result.stderr.slice(0, 2000)}`);
+      return record.steps.find((entry: { id: string }) => entry.id === id);
+    },
     sideEffects: () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []),
   };
 }

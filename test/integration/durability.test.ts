@@ -1,5 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -193,8 +195,9 @@ describe('write failures', () => {
       ].join('\n'),
     );
     const running = cli(ws, ['run', workflow]);
-    while (ws.lines().length === 0) await sleep(20);
-    // Step b is in flight: fill the disk to the last byte.
+    // Wait until the store has a's outcome and b is in flight (the counter line alone comes before a's answer).
+    while (!(await stepStatuses(ws)).startsWith('succeeded,running')) await sleep(20);
+    // Fill the disk to the last byte.
     const filler = join(ws.artifacts, 'filler');
     const { bavail, bsize } = statfsSync(ws.artifacts);
     try {
@@ -267,6 +270,59 @@ describe('runner watch after kill -9', () => {
     expect(runs.map((run: { id: string; status: string }) => [run.id, run.status])).toEqual([[runId, 'succeeded']]);
   });
 });
+
+describe('runner watch finds what a dead runner left in processing/', () => {
+  const dropWorkflow = [
+    'name: drop',
+    'on:',
+    '  watch:',
+    '    paths: ["inbox/*.txt"]',
+    '    debounce: 100ms',
+    '    claim: move',
+    'steps:',
+    '  - id: first',
+    '    uses: faulty.work',
+    '    with: { label: "${{ trigger.path }}" }',
+    '',
+  ].join('\n');
+
+  it('runs a claimed file whose run never started, and moves on a file whose run had ended', async () => {
+    const ws = faultyWorkspace();
+    ws.write('workflows/drop.yaml', dropWorkflow);
+    // A runner that died between claiming a file and starting its run: the file in processing/, its content marker held by a dead process.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const orphan = ws.write('processing/orphan.txt', 'orphan content');
+    const hash = createHash('sha256').update('orphan content').digest('hex');
+    ws.write(
+      `artifacts/.runner/seen/drop/${hash}`,
+      JSON.stringify({ status: 'running', path: join(ws.dir, 'inbox', 'orphan.txt'), pid: dead, host: hostname(), at: new Date().toISOString() }),
+    );
+    const watch = startServe(ws, ['watch']);
+    await watch.until((events) => events.some((event) => event.type === 'run-finished'), 'the orphan to run');
+    expect(watch.events.find((event) => event.type === 'recovered')).toMatchObject({ action: 'triggered', path: join(ws.dir, 'inbox', 'orphan.txt') });
+    expect(watch.events.find((event) => event.type === 'run-finished')).toMatchObject({ status: 'succeeded' });
+    expect(await watch.stop()).toBe(0);
+    expect(existsSync(orphan)).toBe(false);
+    expect(readdirSync(join(ws.dir, 'done'))).toEqual(['orphan.txt']);
+    expect(ws.lines()).toEqual([join(ws.dir, 'processing', 'orphan.txt')]);
+
+    // A runner that died after the run ended, before the file left processing/.
+    renameSync(join(ws.dir, 'done', 'orphan.txt'), join(ws.dir, 'processing', 'orphan.txt'));
+    const again = startServe(ws, ['watch']);
+    await again.until((events) => events.some((event) => event.type === 'recovered'), 'the file to be released');
+    expect(again.events.find((event) => event.type === 'recovered')).toMatchObject({ action: 'released' });
+    expect(await again.stop()).toBe(0);
+    expect(readdirSync(join(ws.dir, 'processing'))).toEqual([]);
+    expect(readdirSync(join(ws.dir, 'done'))).toEqual(['orphan.txt']);
+    expect(ws.lines()).toHaveLength(1); // not run again
+  });
+});
+
+/** The latest run's step statuses, comma-separated ('' before there is one). */
+async function stepStatuses(ws: Workspace): Promise<string> {
+  const shown = await cli(ws, ['runs', 'show', 'latest', '--json']);
+  return shown.code === 0 ? JSON.parse(shown.stdout).steps.map((step: { status: string }) => step.status).join(',') : '';
+}
 
 async function stepStatus(ws: Workspace, runId: string, stepId: string): Promise<string | undefined> {
   const shown = await cli(ws, ['runs', 'show', runId, '--json']);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord, StepRecord } from '../../src/artifacts/run-record.js';
+import { mapDeep } from '../../src/artifacts/record-values.js';
 import { importRunFolders } from '../../src/store/import-runs.js';
 import { assembleRecord, displayRecord, findRun, openRunStore } from '../../src/store/run-history.js';
 import { RunRecorder } from '../../src/store/run-recorder.js';
@@ -224,5 +225,17 @@ describe('openRunStore', () => {
     const store = openRunStore(artifacts);
     open.push(store);
     expect(store.listRuns().map((r) => r.id)).toEqual(['20250101-000000-000-aaaa']);
+  });
+});
+
+describe('mapDeep', () => {
+  it('copies only what changes, and keeps a `__proto__` key a plain value', () => {
+    const value = JSON.parse('{"a":{"b":"keep"},"c":["x","secret"],"__proto__":"secret"}');
+    const mapped = mapDeep(value, (text) => text.replace('secret', '***'));
+    expect(mapped.a).toBe(value.a);
+    expect(mapped.c).toEqual(['x', '***']);
+    expect(Object.getOwnPropertyDescriptor(mapped, '__proto__')?.value).toBe('***');
+    expect(JSON.stringify(mapped)).not.toContain('secret');
+    expect(mapDeep(value.a, (text) => text)).toBe(value.a);
   });
 });
