@@ -222,7 +222,10 @@ describe('write failures', () => {
 });
 
 describe('runner watch after kill -9', () => {
-  it('resumes the interrupted run on restart: no trigger lost, no side effect twice, the file ends in done/', async () => {
+  it.each([
+    { claim: true, initial: false },
+    { claim: false, initial: true }, // the file is still in inbox/: --initial must not start it a second time
+  ])('resumes the interrupted run on restart: no trigger lost, no side effect twice (%o)', async ({ claim, initial }) => {
     const ws = faultyWorkspace();
     ws.write(
       'workflows/drop.yaml',
@@ -232,7 +235,7 @@ describe('runner watch after kill -9', () => {
         '  watch:',
         '    paths: ["inbox/*.txt"]',
         '    debounce: 100ms',
-        '    claim: move',
+        ...(claim ? ['    claim: move'] : []),
         'steps:',
         '  - id: first',
         '    uses: faulty.work',
@@ -256,16 +259,19 @@ describe('runner watch after kill -9', () => {
     for (let i = 0; i < 200 && !(await stepStatus(ws, runId, 'wait')); i++) await sleep(50);
     expect(await stepStatus(ws, runId, 'wait')).toBe('running');
     await watch.stop('SIGKILL');
-    expect(existsSync(join(ws.dir, 'processing', 'order.txt'))).toBe(true);
+    expect(existsSync(join(ws.dir, claim ? 'processing' : 'inbox', 'order.txt'))).toBe(true);
 
-    const again = startServe(ws, ['watch']);
+    const again = startServe(ws, initial ? ['watch', '--initial'] : ['watch']);
     await again.until((events) => events.some((event) => event.type === 'run-finished'), 'the resumed run to finish', 20_000);
     expect(again.events.find((event) => event.type === 'recovered')).toMatchObject({ action: 'resumed', runId });
     expect(again.events.find((event) => event.type === 'run-finished')).toMatchObject({ runId, status: 'succeeded' });
+    expect(again.events.filter((event) => event.type === 'trigger' && event.action === 'run')).toEqual([]);
     expect(await again.stop()).toBe(0);
     expect(ws.lines()).toEqual(['first', 'last']);
-    expect(existsSync(join(ws.dir, 'done', 'order.txt'))).toBe(true);
-    expect(readdirSync(join(ws.dir, 'processing'))).toEqual([]);
+    if (claim) {
+      expect(existsSync(join(ws.dir, 'done', 'order.txt'))).toBe(true);
+      expect(readdirSync(join(ws.dir, 'processing'))).toEqual([]);
+    }
     const runs = JSON.parse((await cli(ws, ['runs', '--json'])).stdout);
     expect(runs.map((run: { id: string; status: string }) => [run.id, run.status])).toEqual([[runId, 'succeeded']]);
   });
