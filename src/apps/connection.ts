@@ -1,5 +1,3 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   Client,
@@ -13,6 +11,7 @@ import {
 import type { AppConfig } from '../config/types.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { CallError, classifyCallError } from './call-error.js';
+import { CappedLog, DEFAULT_MAX_LOG_BYTES } from './capped-log.js';
 import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
 import { AppStdioTransport, signalGroup } from './stdio-transport.js';
@@ -94,7 +93,7 @@ export class AppConnection {
   private readonly stderrTail: string[] = [];
   private partialLine = '';
   private stderrMasker: StreamMasker | undefined;
-  private log: WriteStream | undefined;
+  private log: CappedLog | undefined;
   private pid: number | null = null;
   private readonly closeListeners = new Set<() => void>();
   private client!: Client;
@@ -309,12 +308,9 @@ export class AppConnection {
   /** The per-run log file exists from the start, even while the app has said nothing. */
   private openLog(): void {
     if (!this.options.logFile || this.log) return;
-    mkdirSync(dirname(this.options.logFile), { recursive: true });
-    const log = createWriteStream(this.options.logFile, { flags: 'a' });
-    // A full disk must not crash the runner through an unhandled stream error: the log stops, the app goes on.
-    log.on('error', (error) => {
+    const log = new CappedLog(this.options.logFile, this.options.app.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES, (error) => {
       if (this.log === log) this.log = undefined;
-      this.stderrTail.push(`(runner: the log ${this.options.logFile} stopped: ${(error as NodeJS.ErrnoException).code ?? error.message})`);
+      this.stderrTail.push(`(runner: the log ${this.options.logFile} stopped: ${error.code ?? error.message})`);
     });
     this.log = log;
   }
@@ -387,7 +383,7 @@ export class AppConnection {
     this.markClosed();
     // What the masker still holds (the end of the last line) belongs in the log and the tail too.
     if (this.stderrMasker) this.appendStderr(this.stderrMasker.end());
-    await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
+    await this.log?.end();
   }
 }
 

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Diagnostic } from '../errors.js';
 import { parseDuration, parseRate } from './durations.js';
+import { parseSize } from './sizes.js';
 import type { RawApp, RawConfig, RawRetry } from './schema.js';
 import { describePath, type PathNames } from './schema-diagnostics.js';
 import type { AppConfig, FailureKind, PolicyConfig, RetryOverrides, RetryPolicy, RunnerConfig, SecretEntry } from './types.js';
@@ -132,6 +133,7 @@ function normalizeApp(
     ...(raw.concurrency !== undefined && { concurrency: raw.concurrency }),
     ...(raw.rate !== undefined && { rate: parseRate(raw.rate) }),
     ...(raw.timeout !== undefined && { timeoutMs: parseDuration(raw.timeout) }),
+    ...(raw['max-log'] !== undefined && { maxLogBytes: parseSize(raw['max-log']) }),
   };
   if (raw.command !== undefined) {
     if (raw.headers !== undefined) reportMisplacedKey('headers', 'url', declaration, diagnostics);

@@ -1,4 +1,5 @@
 import { DURATION_EXPECTED, DURATION_PATTERN, RATE_EXPECTED, RATE_PATTERN } from './durations.js';
+import { SIZE_EXPECTED, SIZE_PATTERN } from './sizes.js';
 
 // The JSON Schema of runner.config.yaml: the one source of truth for its shape.
 // The validator compiles it, the raw types below derive from it, and
@@ -52,6 +53,11 @@ type ObjectFromSchema<S> = (S extends { readonly properties: infer P }
 /** A duration value (`500ms`, `30s`, `10m`, `2h`, `1h30m`). */
 export function durationSchema<D extends string>(description: D) {
   return { type: 'string', pattern: DURATION_PATTERN, errorMessage: DURATION_EXPECTED, description } as const;
+}
+
+/** A size in bytes with a unit: `10MiB`. */
+export function sizeSchema<D extends string>(description: D) {
+  return { type: 'string', pattern: SIZE_PATTERN, errorMessage: SIZE_EXPECTED, description } as const;
 }
 
 /** A positive integer limit. */
@@ -115,6 +121,7 @@ const appSchema = {
     concurrency: countSchema('Max calls in flight to this app.'),
     rate: { type: 'string', pattern: RATE_PATTERN, errorMessage: RATE_EXPECTED, description: 'Rate limit (N/s, N/min, N/h); calls are delayed, never dropped.' },
     timeout: durationSchema('Default per-call timeout for this app.'),
+    'max-log': sizeSchema('The most of this app\'s stderr kept per run in logs/<app>.log: the beginning, a marker, and the last part. Default: 10MiB.'),
     roots: {
       description: 'Folders sent to the app as roots, relative to the config folder; `false` declares no roots capability. Default: [artifacts folder].',
       errorMessage: 'a list of folders, or false for no roots',

@@ -47,6 +47,8 @@ interface AppConfigBase {
   rate?: Rate;
   /** Default per-call timeout for this app. */
   timeoutMs?: number;
+  /** The most of its stderr kept per run (`max-log`). @default 10 MiB */
+  maxLogBytes?: number;
   /** Absolute folders sent as roots; false = no roots capability. Default: [artifacts]. */
   roots: string[] | false;
   /** Where the app was declared (config file or imported JSON). */
