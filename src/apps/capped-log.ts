@@ -69,8 +69,11 @@ export class CappedLog {
   /** Writes the marker and the kept last part (when anything was left out), then closes the file. */
   end(): Promise<void> {
     if (!this.failed && this.tail.length > 0) {
+      const joined = this.tail.join('');
+      const kept = joined.length > this.tailBytes ? joined.slice(joined.length - this.tailBytes) : joined;
+      this.dropped += Buffer.byteLength(joined) - Buffer.byteLength(kept);
       if (this.dropped > 0) this.stream.write(`\n[runner: ${formatBytes(this.dropped)} of this app's stderr left out here (max-log); the last part follows]\n`);
-      this.stream.write(this.tail.join(''));
+      this.stream.write(kept);
     }
     this.tail = [];
     return new Promise((resolve) => this.stream.end(() => resolve()));

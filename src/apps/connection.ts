@@ -77,6 +77,9 @@ const STDERR_LINE_MAX_CHARS = 2_000;
 /** How long a silent server gets to answer `server/discover` before it counts as 2025-era. */
 const PROBE_TIMEOUT_MS = 5_000;
 
+/** Starting an app, its handshake and its tool list, when its `connect-timeout` says nothing. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
 
 /**
  * One live connection to one app: a spawned stdio child or an HTTP session.
@@ -137,10 +140,14 @@ export class AppConnection {
     }
   }
 
-  /** Connects and runs discovery: both must work before the app counts as started. */
+  /** Connects and runs discovery: both must work, within the connect timeout, before the app counts as started. */
   private async start(prior: PriorDiscovery | undefined): Promise<void> {
     await this.connect(prior);
-    await this.loadTools(this.options.signal);
+    await this.loadTools(this.options.signal, this.connectTimeoutMs);
+  }
+
+  private get connectTimeoutMs(): number {
+    return this.options.connectTimeoutMs ?? this.options.app.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   }
 
   get alive(): boolean {
@@ -213,7 +220,7 @@ export class AppConnection {
     const { app } = this.options;
     const roots = app.roots;
     this.client = new Client(CLIENT_INFO, {
-      versionNegotiation: { mode: 'auto', probe: { timeoutMs: PROBE_TIMEOUT_MS } },
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, this.connectTimeoutMs) } },
       capabilities: { elicitation: { form: {} }, ...(roots === false ? {} : { roots: { listChanged: false } }) },
       listChanged: {
         tools: {
@@ -243,11 +250,20 @@ export class AppConnection {
     this.client.onclose = () => this.markClosed();
     this.transport = this.options.connectTransport?.(app) ?? this.createTransport();
     this.elicitation.tapSend(this.transport);
-    await this.client.connect(this.transport, {
-      prior,
-      signal: this.options.signal,
-      timeout: this.options.connectTimeoutMs ?? 30_000,
-    });
+    // The SDK's probe does not stop on the signal; closing the transport (the child process) does, so a runner
+    // that shuts down while an app hangs in its handshake does not wait out the probe.
+    const transport = this.transport;
+    const onAbort = () => void transport.close().catch(() => undefined);
+    this.options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await this.client.connect(transport, {
+        prior,
+        signal: this.options.signal,
+        timeout: this.connectTimeoutMs,
+      });
+    } finally {
+      this.options.signal?.removeEventListener('abort', onAbort);
+    }
     this.elicitation.tapReceive(this.transport);
     const era = this.client.getProtocolEra();
     const server = this.client.getServerVersion();
@@ -315,10 +331,10 @@ export class AppConnection {
     this.log = log;
   }
 
-  private async loadTools(signal?: AbortSignal): Promise<Map<string, Tool>> {
+  private async loadTools(signal?: AbortSignal, timeoutMs?: number): Promise<Map<string, Tool>> {
     if (this.toolsByName) return this.toolsByName;
     this.toolsLoading ??= this.client
-      .listTools(undefined, { signal })
+      .listTools(undefined, timeoutMs === undefined ? { signal } : { signal, timeout: timeoutMs })
       .then((result) => {
         this.toolsByName = new Map(result.tools.map((tool) => [tool.name, tool]));
         return this.toolsByName;

@@ -47,6 +47,8 @@ interface AppConfigBase {
   rate?: Rate;
   /** Default per-call timeout for this app. */
   timeoutMs?: number;
+  /** Connecting, handshake and tool list (`connect-timeout`). @default 30000 */
+  connectTimeoutMs?: number;
   /** The most of its stderr kept per run (`max-log`). @default 10 MiB */
   maxLogBytes?: number;
   /** Absolute folders sent as roots; false = no roots capability. Default: [artifacts]. */

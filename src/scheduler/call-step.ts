@@ -19,6 +19,7 @@ import { createElicitationHandler } from './elicit.js';
 import { decidePolicy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
 import { computeBackoffMs, isRetryableKind, isRetrySafe } from './retry.js';
 import { checkToolArguments } from './validate-args.js';
+import { withDeadline } from './deadline.js';
 
 /** The fields a step record and a foreach item record share: what one call fills in. */
 export type CallRecord = Pick<StepRecord & ItemRecord, 'status' | 'attempts' | 'args' | 'outputs' | 'files' | 'error' | 'history' | 'elicitations'> & {
@@ -83,7 +84,11 @@ export async function runCall(
     if (sent.token !== undefined) env.journal?.settle(sent.token, outcome);
     sent.token = undefined;
   };
+  // The step's own timeout, else the app's, else the workflow's default: for the call, and again for reading its linked resources.
+  const timeoutMs = step.timeoutMs ?? env.config.apps[step.app]?.timeoutMs ?? env.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   try {
+    // Reaching the app is bounded by its connect-timeout (AppConnection), not by the step's timeout:
+    // a cold start would otherwise eat a short call timeout.
     const connection = await env.apps.get(step.app, env.signal);
     const tool = await connection.getTool(step.tool, env.signal);
     if (!tool) {
@@ -108,8 +113,6 @@ export async function runCall(
     const allowed = await applyPolicy(step, stepRecord, hints, args, env, item);
     if (!allowed) return finish(target, 'denied', { kind: 'policy', message: deniedMessage(stepRecord), outcome: 'not-sent' }, env, step, item);
 
-    // The step's own timeout, else the app's, else the workflow's default.
-    const timeoutMs = step.timeoutMs ?? env.config.apps[step.app]?.timeoutMs ?? env.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const journaled = env.journal !== undefined && !hints.readOnly && !hints.idempotent;
     for (let attempt = 1; ; attempt++) {
       const startedAt = new Date(clock.now()).toISOString();
@@ -122,7 +125,7 @@ export async function runCall(
           if (asked.length > 0) (target.elicitations ??= []).push(...asked);
         });
         // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt).
-        const saved = await saveCallResult(step, callDir, result, env);
+        const saved = await saveCallResult(step, callDir, result, env, timeoutMs);
         target.outputs = outputsOf(result);
         target.text = textOf(result);
         target.files = saved.files;
@@ -156,7 +159,9 @@ export async function runCall(
       ? classifyCallError(env.signal.reason, { app: step.app, signal: env.signal, sent: caught instanceof CallError && caught.outcome === 'unknown' })
       : caught instanceof CallError
         ? caught
-        : classifyCallError(caught, { app: step.app, signal: env.signal, sent: false });
+        : caught instanceof CallAbortReason
+          ? new CallError(caught.kind, caught.message, { outcome: 'not-sent', cause: caught })
+          : classifyCallError(caught, { app: step.app, signal: env.signal, sent: false });
     const record = (error as CallError & { record?: StepErrorRecord }).record ?? toErrorRecord(error);
     finish(target, error.kind === 'cancelled' ? 'cancelled' : 'failed', record, env, step, item);
     settle('failed');
@@ -168,13 +173,23 @@ export async function runCall(
  * too long) fails the step as `storage`: the call itself ran, so its outcome
  * counts as unknown for a tool with side effects and it is not retried.
  */
-async function saveCallResult(step: Step, callDir: string, result: CallToolResult, env: CallEnvironment) {
+async function saveCallResult(step: Step, callDir: string, result: CallToolResult, env: CallEnvironment, timeoutMs: number) {
+  // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt),
+  // under the same limits as calls, and all within the step's timeout.
+  const reading = withDeadline(env.signal, env.clock, timeoutMs, () => new CallAbortReason('timeout', `${step.uses}: its linked resources were not read within ${formatMs(timeoutMs)} (timeout)`));
   try {
-    return await saveResult(callDir, result, readerFor(await env.apps.get(step.app, env.signal), env.signal), env.writeBehind, env.config.secretValues);
+    const connection = await env.apps.get(step.app, reading.signal);
+    const reader = connection.capabilities?.resources
+      ? (uri: string) => env.limits.run(env.workflowQueue, step.app, () => connection.readResource(uri, reading.signal), reading.signal)
+      : undefined;
+    return await saveResult(callDir, result, reader, env.writeBehind, env.config.secretValues);
   } catch (error) {
     if (error instanceof CallError) throw error;
+    if (error instanceof CallAbortReason) throw new CallError(error.kind, error.message, { outcome: 'unknown', cause: error });
     const failure = storageError(error, callDir);
     throw new CallError('storage', `${step.uses} ran, but its result could not be saved: ${failure.message}`, { outcome: 'unknown', cause: error });
+  } finally {
+    reading.clear();
   }
 }
 
@@ -305,11 +320,6 @@ function toErrorRecord(error: CallError): StepErrorRecord {
   const record: StepErrorRecord = { kind: error.kind, message: error.message };
   if (error.outcome === 'not-sent') record.outcome = 'not-sent';
   return record;
-}
-
-function readerFor(connection: Awaited<ReturnType<AppRegistry['get']>>, signal: AbortSignal) {
-  if (!connection.capabilities?.resources) return undefined;
-  return (uri: string) => connection.readResource(uri, signal);
 }
 
 function firstLine(text: string): string {

@@ -17,6 +17,7 @@ const VALUE_FLAGS = {
   '--state': 'stateDir',
   '--name': 'name',
   '--pid-file': 'pidFile',
+  '--stderr-flood': 'stderrFloodBytes',
 };
 
 /** Parse argv into an options object; throws with a message naming the bad flag. */

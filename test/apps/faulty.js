@@ -19,6 +19,7 @@
 //   --state DIR            folder for marker files (crash_once)
 //   --name NAME            server name (default `faulty`)
 //   --pid-file FILE        append this process's pid as a line to FILE at start
+//   --stderr-flood BYTES   write BYTES of stderr without a newline (`#…#\r` chunks), then `faulty: flood done`
 //
 // Tools (RO read-only, I idempotent; all openWorldHint false, destructiveHint false):
 //   echo {text?, delayMs?}             RO I   text + structuredContent {text}; no I/O on this path
@@ -58,6 +59,15 @@ function writeJunk(n) {
   process.stdout.write(n % 2 === 0 ? `faulty junk line ${n} {not json\n` : `{"junk":${n}}\n`);
 }
 
+// A progress bar drawn with `\r` and never a newline, BYTES long, then `flood done`: what an app's stderr can do to a log.
+async function floodStderr(bytes) {
+  const chunk = `${'#'.repeat(65_535)}\r`;
+  for (let sent = 0; sent < bytes; sent += chunk.length) {
+    if (!process.stderr.write(chunk)) await new Promise((resolve) => process.stderr.once('drain', resolve));
+  }
+  log('flood done');
+}
+
 function spawnGrandchild(pidFile) {
   const child = spawn(process.execPath, ['-e', 'setInterval(()=>{},1e9)'], { stdio: 'ignore' });
   appendFileSync(pidFile, `${child.pid}\n`);
@@ -95,6 +105,7 @@ async function main() {
   if (options.ignoreStdinClose) setInterval(() => {}, 1 << 30);
   if (options.grandchildPidFile) spawnGrandchild(options.grandchildPidFile);
   if (options.junkStdout) [0, 1].forEach(writeJunk);
+  if (options.stderrFloodBytes) void floodStderr(Number(options.stderrFloodBytes));
   if (options.slowStartMs > 0) await sleep(options.slowStartMs);
 
   if (options.failHandshake) {
