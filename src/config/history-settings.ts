@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { load } from 'js-yaml';
 import { parseDuration } from './durations.js';
 import { findConfigFile, type LoadConfigOptions } from './find-config.js';
 import type { RetentionPolicy } from './types.js';
+import { parseLaidOutYaml } from './yaml-layout.js';
+import { readSourceFile } from './yaml-source.js';
 
 /** What the history commands (`runs`, `runs show`, `runs prune`, `logs`) need of the config. */
 export interface HistorySettings {
@@ -22,7 +22,9 @@ export async function loadHistorySettings(options: LoadConfigOptions): Promise<H
   const dir = file === null ? resolve(options.cwd) : dirname(file);
   let raw: unknown = {};
   try {
-    if (file !== null) raw = load(await readFile(file, 'utf8')) ?? {};
+    // The full loader's reading and parsing, with its bounds on size and aliases: a problem sends the file there.
+    const text = file === null ? '' : await readSourceFile(file, file, []);
+    raw = text === undefined ? undefined : (parseLaidOutYaml(text).data ?? {});
   } catch {
     raw = undefined;
   }

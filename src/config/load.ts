@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { readMcpServersFile } from './import-mcp-json.js';
@@ -6,7 +5,7 @@ import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.
 import { configSchema, type RawConfig } from './schema.js';
 import { diagnoseSchemaErrors, validateAgainst } from './schema-diagnostics.js';
 import type { RunnerConfig } from './types.js';
-import { locatePath, parseYamlSource, type YamlSource } from './yaml-source.js';
+import { locatePath, parseYamlSource, readSourceFile, type YamlSource } from './yaml-source.js';
 
 import { findConfigFile, type LoadConfigOptions } from './find-config.js';
 
@@ -24,9 +23,10 @@ export async function loadConfig(options: LoadConfigOptions): Promise<RunnerConf
   }
   const dir = dirname(file);
   const shownAs = showPath(file, options.cwd);
-  const text = await readFile(file, 'utf8');
   const diagnostics: Diagnostic[] = [];
-  const { source, data } = parseYamlSource(text, shownAs, diagnostics);
+  const text = await readSourceFile(file, shownAs, diagnostics);
+  throwOnDiagnostics('config', diagnostics);
+  const { source, data } = parseYamlSource(text!, shownAs, diagnostics);
   throwOnDiagnostics('config', diagnostics);
 
   // An empty file is an empty config.

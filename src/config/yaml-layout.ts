@@ -37,8 +37,31 @@ export class YamlSyntaxError extends Error {
 }
 
 /**
+ * The most nodes aliases may add to a document: each `*alias` counts as a copy
+ * of what its anchor holds. js-yaml shares one object per anchor, so a
+ * 541-byte "billion laughs" file (ten levels of anchors, each list aliasing
+ * the one before nine times) parses in milliseconds, and then every walk over
+ * the data (schema validation, expressions) met 3.4 billion nodes: 54 s and
+ * 3.3 GB. Ordinary files alias a few mappings of a few keys.
+ */
+export const MAX_ALIAS_NODES = 100_000;
+
+/** Aliases past MAX_ALIAS_NODES, at the character offset of the alias that went past it. */
+export class YamlLimitError extends Error {
+  constructor(
+    readonly offset: number,
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+    this.name = 'YamlLimitError';
+  }
+}
+
+/**
  * Parses one YAML document (YAML 1.2 core schema; with `json`, duplicate keys
- * are allowed and the last wins, like JSON.parse). Throws YamlSyntaxError.
+ * are allowed and the last wins, like JSON.parse). Throws YamlSyntaxError, and
+ * YamlLimitError when aliases expand to more than MAX_ALIAS_NODES nodes.
  */
 export function parseLaidOutYaml(text: string, options: { json?: boolean } = {}): LaidOutYaml {
   const recorder = new LayoutRecorder(text);
@@ -101,6 +124,8 @@ class LayoutRecorder {
   private readonly childResults: unknown[] = [];
   /** Nothing was written: an empty value or list item, or a failed attempt to read one more key. */
   private readonly childEmpty: boolean[] = [];
+  /** Nodes added by the aliases read so far (see MAX_ALIAS_NODES). */
+  private aliasNodes = 0;
 
   constructor(private readonly text: string) {}
 
@@ -118,10 +143,12 @@ class LayoutRecorder {
     const kind = state.kind as string | null;
     const result: unknown = state.result;
     let start = skipToContent(this.text, open);
-    const empty = kind === null && !(this.text.charCodeAt(start) === ASTERISK && start < end);
+    const isAlias = kind === null && this.text.charCodeAt(start) === ASTERISK && start < end;
+    const empty = kind === null && !isAlias;
     if (empty) start = skipBlanksAndProperties(this.text, open);
     // A block value like `{ a: 1 }` is first read as a would-be key, so its node closes twice.
     const isPassedThrough = this.count === base + 1 && this.childResults[base] === result;
+    if (isAlias && !isPassedThrough) this.countAlias(result, start);
     if (kind === 'mapping' && !isPassedThrough) this.layouts.set(result as object, this.layMapping(base));
     else if (kind === 'sequence' && !isPassedThrough) this.layouts.set(result as object, this.laySequence(base, start, end, result as unknown[]));
     this.count = base;
@@ -146,6 +173,18 @@ class LayoutRecorder {
     const first = open === undefined ? '' : this.text[skipToContent(this.text, open)];
     if (first === '"' || first === "'") throw warning;
   };
+
+  /** Adds what the alias at `offset` copies to the count; throws once past MAX_ALIAS_NODES. */
+  private countAlias(target: unknown, offset: number): void {
+    this.aliasNodes += countNodes(target, MAX_ALIAS_NODES - this.aliasNodes);
+    if (this.aliasNodes > MAX_ALIAS_NODES) {
+      throw new YamlLimitError(
+        offset,
+        `YAML aliases expand to more than ${MAX_ALIAS_NODES.toLocaleString('en-US')} nodes (limit for runner files)`,
+        'each `*alias` counts as a copy of what its anchor holds, and aliases inside anchors multiply: write the repeated values out, or alias fewer levels deep',
+      );
+    }
+  }
 
   /** Whether child `i` is a key with a value: it is followed by `:`, and the value is child `i + 1`. */
   private hasValue(i: number): boolean {
@@ -198,6 +237,26 @@ class LayoutRecorder {
     }
     return layout;
   }
+}
+
+/**
+ * The nodes of `value` (itself, and each key, value and item inside), counted
+ * until past `budget`: the walk costs about what the limit allows, however
+ * many times the data shares an object.
+ */
+function countNodes(value: unknown, budget: number): number {
+  let count = 0;
+  const pending = [value];
+  while (pending.length > 0 && count <= budget) {
+    const node = pending.pop();
+    count++;
+    if (typeof node !== 'object' || node === null) continue;
+    const children = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
+    // A mapping's keys are nodes too.
+    if (!Array.isArray(node)) count += children.length;
+    for (const child of children) pending.push(child);
+  }
+  return count;
 }
 
 /** Skips spaces, line breaks, comments, tags and anchors: where a node's content starts. */

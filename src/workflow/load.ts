@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { parseDuration } from '../config/durations.js';
@@ -6,12 +5,12 @@ import { sortByLocation } from '../config/load.js';
 import { normalizeRetry } from '../config/normalize.js';
 import type { RunnerConfig } from '../config/types.js';
 import { diagnoseSchemaErrors, hintFor, validateAgainst } from '../config/schema-diagnostics.js';
-import { locateKeys, locatePath, locationAt, parseYamlSource } from '../config/yaml-source.js';
+import { locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile } from '../config/yaml-source.js';
 import { describeInputType, matchesInputType } from './inputs.js';
 import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
-import { USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
+import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
@@ -20,14 +19,16 @@ const USES = new RegExp(USES_PATTERN);
 
 /** Reads, validates and normalizes a workflow file; problems throw one RunnerError with code `workflow`. */
 export async function loadWorkflow(file: string, config: RunnerConfig): Promise<Workflow> {
-  let text: string;
+  const diagnostics: Diagnostic[] = [];
+  let text: string | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readSourceFile(file, file, diagnostics);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new RunnerError('not-found', `workflow file \`${file}\` ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}`, { cause: error });
   }
-  return parseWorkflowText(text, file, config);
+  throwOnDiagnostics('workflow', diagnostics);
+  return parseWorkflowText(text!, file, config);
 }
 
 /**
@@ -67,11 +68,11 @@ function normalizeName(context: Context): string {
   const { raw, source } = context;
   if (raw.name !== undefined) return raw.name;
   const fromFile = basename(source.file).replace(/\.ya?ml$/, '');
-  if (!WORKFLOW_NAME.test(fromFile)) {
+  if (!WORKFLOW_NAME.test(fromFile) || fromFile.length > MAX_NAME_LENGTH) {
     context.diagnostics.push({
       location: locationAt(source, 0),
       message: `the workflow has no \`name\`, and its file name \`${fromFile}\` is not a valid one`,
-      hint: 'add `name:` with lowercase letters, digits, `_` and `-`, starting with a letter or digit',
+      hint: `add \`name:\` with up to ${MAX_NAME_LENGTH} lowercase letters, digits, \`_\` and \`-\`, starting with a letter or digit`,
     });
   }
   return fromFile;
@@ -112,6 +113,14 @@ function normalizeSteps(context: Context): Step[] {
     const step = normalizeStep(isRecord(rawStep) ? rawStep : {}, i, context);
     const references = collectReferences(isRecord(rawStep) ? rawStep : {}, i, context);
     if (typeof rawStep?.id === 'string') {
+      // Any case: `Logs/` is `logs/` on macOS and Windows.
+      if (rawStep.id.toLowerCase() === RESERVED_STEP_ID) {
+        diagnostics.push({
+          location: locatePath(source, ['steps', i, 'id']),
+          message: `step id \`${rawStep.id}\` is reserved: the run folder keeps the apps' logs in \`${RESERVED_STEP_ID}/\`, where this step's files would go`,
+          hint: 'choose another id',
+        });
+      }
       const first = firstIndexById.get(rawStep.id);
       if (first === undefined) firstIndexById.set(rawStep.id, i);
       else {

@@ -10,6 +10,15 @@ export const WORKFLOW_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]*$';
 export const USES_PATTERN = '^[A-Za-z0-9_-]+\\.[^\\s${}]+$';
 /** Step ids: usable as `steps.<id>` in expressions. */
 export const STEP_ID_PATTERN = '^[A-Za-z_][A-Za-z0-9_-]*$';
+/**
+ * The longest workflow name and step id. Both become folder names in
+ * `<artifacts>/<workflow>/<run-id>/<step>/<index>/<file>`: 64 keeps that far
+ * below the 255 bytes a name may have and the usual 4,096 of a path (a
+ * 300-character name failed with ENAMETOOLONG after its call had run).
+ */
+export const MAX_NAME_LENGTH = 64;
+/** The step id a step may not have: the run folder keeps the apps' logs in `logs/`, beside the steps' folders. */
+export const RESERVED_STEP_ID = 'logs';
 
 const templateMapSchema = <D extends string>(description: D) => ({ type: 'object', description, additionalProperties: true }) as const;
 
@@ -86,8 +95,9 @@ const stepSchema = {
     id: {
       type: 'string',
       pattern: STEP_ID_PATTERN,
-      errorMessage: 'a step id of letters, digits, `_` and `-`, not starting with a digit or `-`',
-      description: 'Unique id; other steps read this step as `${{ steps.<id> }}`.',
+      maxLength: MAX_NAME_LENGTH,
+      errorMessage: `a step id of up to ${MAX_NAME_LENGTH} letters, digits, \`_\` and \`-\`, not starting with a digit or \`-\``,
+      description: 'Unique id; other steps read this step as `${{ steps.<id> }}`. Not `logs`: the run folder keeps the apps\' logs there.',
     },
     uses: {
       type: 'string',
@@ -130,7 +140,8 @@ export const workflowSchema = {
     name: {
       type: 'string',
       pattern: WORKFLOW_NAME_PATTERN,
-      errorMessage: 'a name of lowercase letters, digits, `_` and `-`, starting with a letter or digit',
+      maxLength: MAX_NAME_LENGTH,
+      errorMessage: `a name of up to ${MAX_NAME_LENGTH} lowercase letters, digits, \`_\` and \`-\`, starting with a letter or digit`,
       description: 'Workflow name; runs are stored under artifacts/<name>/. Default: the file name without .yaml.',
     },
     description: { type: 'string', description: 'What the workflow does.' },

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadHistorySettings } from '../../src/config/history-settings.js';
 import { loadConfig } from '../../src/config/load.js';
 import { formatDiagnostic, RunnerError } from '../../src/errors.js';
 
@@ -111,7 +112,7 @@ describe('loadConfig: problems point at file:line:col', () => {
     const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  image:\n    command: node\n    argz: [a]\n' });
     expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:4:5: unknown key `argz` in app `image`\n' +
-        '  hint: did you mean `args`? allowed keys: command, args, env, cwd, url, headers, concurrency, rate, timeout, roots',
+        '  hint: did you mean `args`? allowed keys: command, args, env, cwd, url, headers, concurrency, rate, timeout, connect-timeout, max-log, roots',
     ]);
   });
 
@@ -142,6 +143,38 @@ describe('loadConfig: problems point at file:line:col', () => {
     const problems = await problemsOf(loadConfig({ cwd: dir, env: {} }));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^runner\.config\.yaml:3:1: YAML syntax error: /);
+  });
+
+  it('stops nested aliases that expand past 100,000 nodes at the alias, also when only history settings are read', async () => {
+    const levels = ['      l0: &l0 [x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 10; i++) levels.push(`      l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`);
+    const dir = await makeDir({ 'runner.config.yaml': ['apps:', '  image:', '    command: node', '    env:', ...levels, ''].join('\n') });
+    const expected = [
+      'runner.config.yaml:10:16: YAML aliases expand to more than 100,000 nodes (limit for runner files)\n' +
+        '  hint: each `*alias` counts as a copy of what its anchor holds, and aliases inside anchors multiply: write the repeated values out, or alias fewer levels deep',
+    ];
+    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual(expected);
+    expect(await problemsOf(loadHistorySettings({ cwd: dir, env: {} }))).toEqual(expected);
+  });
+
+  it('reads anchors and aliases as if the values were written out', async () => {
+    const dir = await makeDir({
+      'runner.config.yaml': 'apps:\n  image: &app { command: node, args: [server.js], timeout: 30s }\n  sheet: *app\nretention: &keep { max-runs: 5 }\n',
+    });
+    const config = await loadConfig({ cwd: dir, env: {} });
+    expect(config.apps.sheet).toMatchObject({ command: 'node', args: ['server.js'], timeoutMs: 30_000 });
+    expect({ ...config.apps.sheet, name: 'image' }).toEqual({ ...config.apps.image, location: config.apps.sheet!.location });
+    expect((await loadHistorySettings({ cwd: dir, env: {} })).retention).toEqual({ maxRuns: 5 });
+  });
+
+  it('refuses a file over 4MiB before parsing it, naming its size', async () => {
+    const dir = await makeDir({ 'runner.config.yaml': 'concurrency: 2\n# '.padEnd(4 * 1024 ** 2 + 1, 'x') });
+    const expected = [
+      'file `runner.config.yaml` is too large: 4,194,305 bytes, over the limit of 4MiB for config and workflow files\n' +
+        '  hint: a 10,000-step workflow is about 1MiB: check that this is the file you meant',
+    ];
+    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual(expected);
+    expect(await problemsOf(loadHistorySettings({ cwd: dir, env: {} }))).toEqual(expected);
   });
 
   it('rejects stdio-only keys on an http app', async () => {

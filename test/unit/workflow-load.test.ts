@@ -207,12 +207,56 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
   it('reports duplicate ids, bad names and missing keys, all in one pass', () => {
     const text = lines('name: Logo Flow', 'steps:', '  - id: a', '    uses: image.info', '  - id: a', '    uses: image.info', '  - uses: image', '  - id: 1b');
     expect(problemsOf(() => parse(text))).toEqual([
-      'wf.yaml:1:7: `name`: expected a name of lowercase letters, digits, `_` and `-`, starting with a letter or digit, got `Logo Flow`',
+      'wf.yaml:1:7: `name`: expected a name of up to 64 lowercase letters, digits, `_` and `-`, starting with a letter or digit, got `Logo Flow`',
       'wf.yaml:5:9: duplicate step id `a`; the first step with it is at line 3',
       'wf.yaml:7:5: step #3 is missing `id`',
       'wf.yaml:7:11: `uses` of step #3: expected `<app>.<tool>`, like image.resize, got `image`',
       'wf.yaml:8:5: step `1b` is missing `uses`',
-      'wf.yaml:8:9: `id` of step `1b`: expected a step id of letters, digits, `_` and `-`, not starting with a digit or `-`, got `1b`',
+      'wf.yaml:8:9: `id` of step `1b`: expected a step id of up to 64 letters, digits, `_` and `-`, not starting with a digit or `-`, got `1b`',
+    ]);
+  });
+
+  it('reserves the step id `logs`, in any case, where the run folder keeps the apps\' logs', () => {
+    const text = lines('steps:', '  - id: logs', '    uses: image.info', '  - id: Logs', '    uses: image.info', '  - id: logs_2', '    uses: image.info');
+    const reason = "is reserved: the run folder keeps the apps' logs in `logs/`, where this step's files would go\n  hint: choose another id";
+    expect(problemsOf(() => parse(text))).toEqual([`wf.yaml:2:9: step id \`logs\` ${reason}`, `wf.yaml:4:9: step id \`Logs\` ${reason}`]);
+  });
+
+  it('limits workflow names and step ids to 64 characters, as they become folder names', () => {
+    const long = (length: number) => `a${'b'.repeat(length - 1)}`;
+    expect(parse(lines(`name: ${long(64)}`, 'steps:', `  - id: ${long(64)}`, '    uses: image.info')).steps[0]!.id).toBe(long(64));
+    const shown = `\`${long(57)}...\``;
+    expect(problemsOf(() => parse(lines(`name: ${long(65)}`, 'steps:', `  - id: ${long(65)}`, '    uses: image.info')))).toEqual([
+      `wf.yaml:1:7: \`name\`: expected a name of up to 64 lowercase letters, digits, \`_\` and \`-\`, starting with a letter or digit, got ${shown}`,
+      `wf.yaml:3:9: \`id\` of step \`${long(65)}\`: expected a step id of up to 64 letters, digits, \`_\` and \`-\`, not starting with a digit or \`-\`, got ${shown}`,
+    ]);
+    expect(problemsOf(() => parseWorkflowText(lines('steps:', '  - { id: a, uses: image.info }'), `${long(65)}.yaml`, config))).toEqual([
+      `${long(65)}.yaml:1:1: the workflow has no \`name\`, and its file name \`${long(65)}\` is not a valid one\n` +
+        '  hint: add `name:` with up to 64 lowercase letters, digits, `_` and `-`, starting with a letter or digit',
+    ]);
+  });
+
+  it('stops nested aliases that expand past 100,000 nodes at the alias, and reads ordinary aliases', () => {
+    const levels = ['    l0: &l0 [x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 10; i++) levels.push(`    l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`);
+    const bomb = lines('steps:', '  - id: a', '    uses: image.info', '    with:', ...levels);
+    expect(problemsOf(() => parse(bomb))).toEqual([expect.stringMatching(/^wf\.yaml:10:14: YAML aliases expand to more than 100,000 nodes \(limit for runner files\)\n  hint: /)]);
+
+    const aliased = parse(lines('defaults: { retry: &retry { attempts: 3 } }', 'steps:', '  - { id: a, uses: image.info, retry: *retry }', '  - { id: b, uses: image.info, retry: *retry }'));
+    expect(aliased.steps.map((step) => step.retry)).toEqual([{ attempts: 3 }, { attempts: 3 }]);
+  });
+
+  it('refuses a file over 4MiB before parsing it, naming its size', async () => {
+    const file = join(dir, 'huge.yaml');
+    const limit = 4 * 1024 ** 2;
+    const text = 'steps:\n  - { id: a, uses: image.info }\n# ';
+    await writeFile(file, text.padEnd(limit, 'x'));
+    expect((await loadWorkflow(file, config)).steps).toHaveLength(1);
+    await writeFile(file, text.padEnd(limit + 1, 'x'));
+    const error = await loadWorkflow(file, config).catch((e: unknown) => e);
+    expect(problemsOf(() => { throw error; })).toEqual([
+      `file \`${file}\` is too large: 4,194,305 bytes, over the limit of 4MiB for config and workflow files\n` +
+        '  hint: a 10,000-step workflow is about 1MiB: check that this is the file you meant',
     ]);
   });
 

@@ -129,6 +129,40 @@ describe('parseYamlSource: syntax errors', () => {
   });
 });
 
+/** Ten levels of anchors, each a list aliasing the one before nine times: 9^10 nodes from a few hundred bytes. */
+function aliasBomb(indent = ''): string {
+  const levels = [`${indent}l0: &l0 [x, x, x, x, x, x, x, x, x]`];
+  for (let i = 1; i < 10; i++) levels.push(`${indent}l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`);
+  return levels.join('\n');
+}
+
+describe('parseYamlSource: alias expansion', () => {
+  it('stops a "billion laughs" file at the alias that takes it past 100,000 nodes', () => {
+    // Each alias adds its anchor's nodes: 10 for l0, 91 for l1, 820 for l2, 7,381 for l3, 66,430 for l4.
+    // Nine of each make 74,718 by the end of l4; the first `*l4`, in l5 (line 7), takes it to 141,148.
+    expect(syntaxErrorOf(lines('with:', aliasBomb('  ')))).toEqual([
+      'f.yaml:7:12: YAML aliases expand to more than 100,000 nodes (limit for runner files)\n' +
+        '  hint: each `*alias` counts as a copy of what its anchor holds, and aliases inside anchors multiply: write the repeated values out, or alias fewer levels deep',
+    ]);
+  });
+
+  it('reads a file with a few anchors and aliases as if the values were written out', () => {
+    const aliased = lines(
+      'defaults: &retry { attempts: 3, delay: 1s, on: [timeout, transport] }',
+      'steps:',
+      '  - &step { id: a, uses: image.info, retry: *retry, with: { size: &size 96 } }',
+      '  - *step',
+      '  - { id: b, uses: image.resize, retry: *retry, with: { width: *size, height: *size } }',
+    );
+    const retry = { attempts: 3, delay: '1s', on: ['timeout', 'transport'] };
+    const step = { id: 'a', uses: 'image.info', retry, with: { size: 96 } };
+    expect(parse(aliased).data).toEqual({
+      defaults: retry,
+      steps: [step, step, { id: 'b', uses: 'image.resize', retry, with: { width: 96, height: 96 } }],
+    });
+  });
+});
+
 describe('parseJsonSource', () => {
   it('keeps the last of duplicate keys and points at it', () => {
     const diagnostics: Diagnostic[] = [];
