@@ -1,3 +1,4 @@
+import { forgetGroup, rememberGroup } from './orphan-reaper.js';
 import { listDescendants, signalAll } from './process-tree.js';
 
 const livePids = new Set<number>();
@@ -6,9 +7,11 @@ let installed = false;
 /**
  * Remembers an app's pid so that, however the runner exits (a crash, an
  * uncaught error, process.exit), its whole process tree is killed with it.
+ * Exits that run no handler (SIGKILL) are covered by the orphan reaper.
  */
 export function trackChild(pid: number): void {
   livePids.add(pid);
+  rememberGroup(pid);
   if (installed) return;
   installed = true;
   process.on('exit', killAllTracked);
@@ -16,6 +19,7 @@ export function trackChild(pid: number): void {
 
 export function untrackChild(pid: number): void {
   livePids.delete(pid);
+  forgetGroup(pid);
 }
 
 /** SIGKILLs every tracked child and its descendants; synchronous, for `exit` handlers. */
@@ -28,6 +32,7 @@ export function killAllTracked(): void {
       // No such group any more.
     }
     signalAll(tree, 'SIGKILL');
+    forgetGroup(pid);
   }
   livePids.clear();
 }

@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const REAPER_MAIN = fileURLToPath(new URL('./reaper-main.js', import.meta.url));
+
+/** The `track` line of each app process group the reaper must know about, by leader pid. */
+const trackLines = new Map<number, string>();
+let reaper: ChildProcess | null = null;
+let unavailable = process.platform === 'win32';
+
+/**
+ * Tells the orphan reaper (reaper-main.ts) about an app's process group, starting
+ * the reaper on the first call. Apps run in their own process group, so a
+ * runner killed with SIGKILL, which runs no cleanup, would leave them running
+ * for good; the reaper outlives the runner and kills them. Costs one
+ * /proc read and one pipe write per app spawn, nothing per call.
+ */
+export function rememberGroup(pid: number): void {
+  const line = `track ${pid} ${readProcessStart(pid) ?? '-'}\n`;
+  trackLines.set(pid, line);
+  if (reaper) send(line);
+  else startReaper();
+}
+
+/** Tells the reaper a group is closed, so its pid is never signalled again. */
+export function forgetGroup(pid: number): void {
+  if (!trackLines.delete(pid)) return;
+  send(`untrack ${pid}\n`);
+}
+
+/** The process's start time in clock ticks since boot (Linux /proc): with the pid, it names one process. Null elsewhere. */
+export function readProcessStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count fields after the last `)`.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? null; // field 22 of the whole line
+  } catch {
+    return null;
+  }
+}
+
+function startReaper(): void {
+  // Run from TypeScript sources (unit tests), there is no compiled reaper to start.
+  if (unavailable || !existsSync(REAPER_MAIN)) {
+    unavailable = true;
+    return;
+  }
+  // Detached: its own session, so a terminal's Ctrl-C or hang-up does not end
+  // it before the runner. stdin is the lifeline: it reaches EOF when the
+  // runner exits, however it exits. The pipe is close-on-exec, so apps do not
+  // inherit it and hold it open.
+  const child = spawn(process.execPath, [REAPER_MAIN], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  reaper = child;
+  const lost = () => {
+    // Killed by someone else: the next app spawn starts a new one and tells it every live group.
+    if (reaper === child) reaper = null;
+  };
+  child.on('error', lost);
+  child.on('exit', lost);
+  child.stdin?.on('error', lost);
+  // Neither the reaper nor its pipe may keep the runner's event loop alive.
+  child.unref();
+  (child.stdin as Socket | null)?.unref();
+  send([...trackLines.values()].join(''));
+}
+
+function send(text: string): void {
+  if (text.length > 0) reaper?.stdin?.write(text);
+}

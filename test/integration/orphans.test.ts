@@ -1,0 +1,132 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isAlive, listDescendants } from '../../src/apps/process-tree.js';
+import { readProcessStart } from '../../src/apps/orphan-reaper.js';
+import { cliPath, createWorkspace, faultyApp, repoRoot } from '../helpers/workspace.js';
+
+const POLL_EVERY_MS = 50;
+
+/** Pids to SIGKILL (with their groups) after each test, so a failing test leaves nothing running. */
+const leftovers: number[] = [];
+
+afterEach(() => {
+  for (const pid of leftovers.splice(0)) {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // Already gone, as it should be.
+      }
+    }
+  }
+});
+
+/** A workspace whose faulty app, started with `flags`, writes its pid to a file. */
+function workspace(steps: string, flags: string[]) {
+  const ws = createWorkspace('');
+  const pidFile = join(ws.dir, 'app.pid');
+  const args = [faultyApp, ...flags, '--pid-file', pidFile];
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n`);
+  const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
+  return { ws, workflow, pidFile };
+}
+
+function startRunner(ws: { dir: string; config: string }, workflow: string): { runner: ChildProcess; exited: Promise<number | null> } {
+  const runner = spawn(process.execPath, [cliPath, '--config', ws.config, 'run', workflow], { cwd: ws.dir, stdio: 'ignore' });
+  const exited = new Promise<number | null>((resolve) => runner.on('exit', (code) => resolve(code)));
+  leftovers.push(runner.pid!);
+  return { runner, exited };
+}
+
+/** Polls every 50 ms until `read` returns a value, up to `limitMs`; undefined if it never does. */
+async function pollFor<T>(read: () => T | undefined, limitMs: number): Promise<T | undefined> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined || Date.now() >= deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
+  }
+}
+
+function readAppPid(pidFile: string): number | undefined {
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  return pid > 0 ? pid : undefined;
+}
+
+/** The runner's reaper process, found among its children by command line. */
+function findReaper(runnerPid: number): number | undefined {
+  return listDescendants(runnerPid).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('reaper-main');
+    } catch {
+      return false;
+    }
+  });
+}
+
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+describe.runIf(process.platform === 'linux')('apps of a runner that dies', () => {
+  it('are killed within seconds of a kill -9, even one ignoring SIGTERM and stdin closing', async () => {
+    const { ws, workflow, pidFile } = workspace('  - id: a\n    uses: faulty.hang\n', ['--ignore-sigterm', '--ignore-stdin-close']);
+    const { runner, exited } = startRunner(ws, workflow);
+    const appPid = await pollFor(() => readAppPid(pidFile), 10_000);
+    expect(appPid).toBeDefined();
+    leftovers.push(appPid!);
+    const reaperPid = await pollFor(() => findReaper(runner.pid!), 5_000);
+    expect(reaperPid).toBeDefined();
+    leftovers.push(reaperPid!);
+
+    runner.kill('SIGKILL');
+    await exited;
+    const killedAt = Date.now();
+    await pollFor(() => (isAlive(appPid!) ? undefined : true), 10_000);
+    const deadAfterMs = Date.now() - killedAt;
+    // Dead is not yet gone: the orphaned app is a zombie until init reaps it.
+    await pollFor(() => (isGone(appPid!) ? true : undefined), 10_000);
+    console.log(`app dead ${deadAfterMs} ms, gone ${Date.now() - killedAt} ms after kill -9 of the runner`);
+    expect(() => process.kill(appPid!, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
+    expect(await pollFor(() => (isAlive(reaperPid!) ? undefined : true), 5_000)).toBe(true);
+  });
+
+  it('leaves no reaper behind after a normal run', async () => {
+    const { ws, workflow, pidFile } = workspace('  - id: a\n    uses: faulty.slow\n    with: { ms: 500 }\n', []);
+    const { runner, exited } = startRunner(ws, workflow);
+    const appPid = await pollFor(() => readAppPid(pidFile), 10_000);
+    leftovers.push(appPid!);
+    const reaperPid = await pollFor(() => findReaper(runner.pid!), 5_000);
+    expect(reaperPid).toBeDefined();
+    leftovers.push(reaperPid!);
+
+    // The reaper and its pipe do not keep the runner alive: it exits as soon as the run ends.
+    expect(await exited).toBe(0);
+    expect(await pollFor(() => (isAlive(reaperPid!) ? undefined : true), 3_000)).toBe(true);
+    expect(isAlive(appPid!)).toBe(false);
+  });
+
+  it('never signals a group whose leader is another process than the one tracked (a reused pid)', async () => {
+    const victim = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { detached: true, stdio: 'ignore' });
+    leftovers.push(victim.pid!);
+    const start = await pollFor(() => readProcessStart(victim.pid!) ?? undefined, 5_000);
+    const reap = (line: string) => {
+      const reaper = spawn(process.execPath, [join(repoRoot, 'dist', 'apps', 'reaper-main.js')], { stdio: ['pipe', 'ignore', 'ignore'] });
+      reaper.stdin.end(line);
+      return new Promise((resolve) => reaper.on('exit', resolve));
+    };
+
+    await reap(`track ${victim.pid} ${Number(start) + 1}\n`);
+    expect(isAlive(victim.pid!)).toBe(true);
+    await reap(`track ${victim.pid} ${start}\n`);
+    expect(await pollFor(() => (isAlive(victim.pid!) ? undefined : true), 5_000)).toBe(true);
+  });
+});
