@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import type { Diagnostic } from '../errors.js';
 import type { AppDeclaration } from './normalize.js';
 import type { FromSchema, RawApp } from './schema.js';
 import { diagnoseSchemaErrors, validateAgainst, type PathNames } from './schema-diagnostics.js';
-import { locatePath, parseJsonSource } from './yaml-source.js';
+import { locatePath, parseJsonSource, readSourceFile } from './yaml-source.js';
 
 // Reads apps from files in the common `mcpServers` format (.mcp.json,
 // claude_desktop_config.json). Those files belong to other tools, which put
@@ -53,7 +52,8 @@ const IMPORT_NAMES: PathNames = {
  * the config declares itself, which win) are not checked at all.
  */
 export async function readMcpServersFile(file: string, shownAs: string, skip: ReadonlySet<string>, diagnostics: Diagnostic[]): Promise<AppDeclaration[]> {
-  const text = await readFile(file, 'utf8');
+  const text = await readSourceFile(file, shownAs, diagnostics);
+  if (text === undefined) return [];
   const problems: Diagnostic[] = [];
   const { source, data } = parseJsonSource(text, shownAs, problems);
   if (problems.length > 0) {

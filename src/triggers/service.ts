@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import type PQueue from 'p-queue';
 import { CallAbortReason } from '../apps/call-error.js';
 import { AppRegistry } from '../apps/registry.js';
@@ -102,6 +102,9 @@ export class TriggerService implements TriggerHost {
     for (const workflow of workflows) {
       const entry: (typeof ready)[number] = { name: workflow.name };
       if (triggers.watch && workflow.on.watch) {
+        for (const glob of workflow.on.watch.paths.filter((path) => isAbsolute(path) && relative(config.dir, path).startsWith('..'))) {
+          this.emit({ type: 'warning', workflow: workflow.name, message: `watching ${glob}, outside the project (written as an absolute path)` });
+        }
         const file = await FileTrigger.start(workflow, this, { config, initial: this.options.initial, seen, ...this.options.watchTuning });
         this.files.push(file);
         await recoverLostTriggers(recovery, workflow, file);

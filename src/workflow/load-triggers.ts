@@ -1,4 +1,5 @@
 // The `on:` part of a workflow file: watch and schedule triggers, checked and normalized.
+import { isAbsolute, relative, resolve } from 'node:path';
 import { parseDuration } from '../config/durations.js';
 import { locatePath } from '../config/yaml-source.js';
 import { checkCronExpression, checkTimezone, CRON_EXPECTED } from './cron-syntax.js';
@@ -10,6 +11,7 @@ import type { ScheduleTrigger, WatchTrigger } from './types.js';
 export const DEFAULT_DEBOUNCE_MS = 300;
 
 export function normalizeWatch(watch: NonNullable<NonNullable<RawWorkflow['on']>['watch']>, context: Context): WatchTrigger {
+  (watch.paths ?? []).forEach((glob, index) => checkWatchPath(glob, index, context));
   return {
     paths: watch.paths ?? [],
     events: watch.events ?? ['add'],
@@ -36,6 +38,25 @@ export function normalizeSchedules(context: Context): ScheduleTrigger[] {
         ]
       : [],
   );
+}
+
+/**
+ * A relative watch glob stays inside the config folder: `../../etc/*` would
+ * watch, and with `claim: move` move, files anywhere. A folder outside the
+ * project is watched only when written as an absolute path (serve logs it).
+ */
+function checkWatchPath(glob: string, index: number, context: Context): void {
+  if (isAbsolute(glob)) return;
+  const segments = glob.split('/');
+  const firstWild = segments.findIndex((segment) => /[*?[{]/.test(segment));
+  const base = resolve(context.config.dir, ...segments.slice(0, firstWild === -1 ? segments.length : firstWild));
+  const inside = relative(context.config.dir, base);
+  if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside))) return;
+  context.diagnostics.push({
+    location: locatePath(context.source, ['on', 'watch', 'paths', index]),
+    message: `watch path \`${glob}\` reaches outside the config folder (${context.config.dir})`,
+    hint: 'watch paths are relative to the config folder; to watch a folder outside the project, write its absolute path',
+  });
 }
 
 /** A bad cron expression or time zone is a load-time error at its value, not a surprise at the first fire. */

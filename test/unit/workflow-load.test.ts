@@ -236,6 +236,16 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
     ]);
   });
 
+  it('keeps relative watch paths inside the config folder; an absolute path is the way out', () => {
+    const watching = (path: string) => lines('on:', `  watch: { paths: ["inbox/*.png", ${JSON.stringify(path)}] }`, 'steps:', '  - { id: a, uses: image.info }');
+    expect(problemsOf(() => parse(watching('../../etc/*.conf')))).toEqual([
+      `wf.yaml:2:35: watch path \`../../etc/*.conf\` reaches outside the config folder (${dir})\n` +
+        '  hint: watch paths are relative to the config folder; to watch a folder outside the project, write its absolute path',
+    ]);
+    expect(parse(watching('/srv/drop/*.png')).on.watch!.paths).toEqual(['inbox/*.png', '/srv/drop/*.png']);
+    expect(parse(watching('a/../b/**')).on.watch!.paths).toHaveLength(2);
+  });
+
   it('stops nested aliases that expand past 100,000 nodes at the alias, and reads ordinary aliases', () => {
     const levels = ['    l0: &l0 [x, x, x, x, x, x, x, x, x]'];
     for (let i = 1; i < 10; i++) levels.push(`    l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`);
