@@ -12,6 +12,7 @@ import type { AppConfig } from '../config/types.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { CallError, classifyCallError } from './call-error.js';
 import { CappedLog, DEFAULT_MAX_LOG_BYTES } from './capped-log.js';
+import { MessageTooLargeError } from './line-buffer.js';
 import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
 import { AppStdioTransport, signalGroup } from './stdio-transport.js';
@@ -77,6 +78,9 @@ const STDERR_LINE_MAX_CHARS = 2_000;
 /** How long a silent server gets to answer `server/discover` before it counts as 2025-era. */
 const PROBE_TIMEOUT_MS = 5_000;
 
+/** The largest message an app may send, when its `max-result` says nothing. */
+export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
+
 /** Starting an app, its handshake and its tool list, when its `connect-timeout` says nothing. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 
@@ -96,6 +100,7 @@ export class AppConnection {
   private readonly stderrTail: string[] = [];
   private partialLine = '';
   private stderrMasker: StreamMasker | undefined;
+  private oversize: MessageTooLargeError | undefined;
   private log: CappedLog | undefined;
   private pid: number | null = null;
   private readonly closeListeners = new Set<() => void>();
@@ -198,6 +203,12 @@ export class AppConnection {
         );
       return (await (elicitor ? this.elicitation.run(elicitor, call) : call())) as CallToolResult;
     } catch (error) {
+      if (this.oversize) {
+        throw new CallError('transport', `${this.name}: ${this.oversize.message}; the call ran, its result was dropped (raise the app's max-result to accept it)`, {
+          outcome: 'unknown',
+          cause: error,
+        });
+      }
       throw classifyCallError(error, { app: this.name, signal: options.signal, sent: true });
     }
   }
@@ -248,6 +259,10 @@ export class AppConnection {
       return answer.action === 'accept' ? { action: 'accept' as const, content: (answer.content ?? {}) as Record<string, string | number | boolean | string[]> } : { action: answer.action };
     });
     this.client.onclose = () => this.markClosed();
+    // The transport drops a message over max-result and closes; remember why, so the failed call can say so.
+    this.client.onerror = (error) => {
+      if (error instanceof MessageTooLargeError) this.oversize = error;
+    };
     this.transport = this.options.connectTransport?.(app) ?? this.createTransport();
     this.elicitation.tapSend(this.transport);
     // The SDK's probe does not stop on the signal; closing the transport (the child process) does, so a runner
@@ -289,7 +304,7 @@ export class AppConnection {
       cwd: app.cwd,
       env: { RUNNER_ARTIFACTS: artifacts, ...app.env },
       stderr: 'pipe',
-    });
+    }, app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
     this.openLog();
     transport.onspawn = (pid) => {
       this.pid = pid;
@@ -360,7 +375,7 @@ export class AppConnection {
     // Give the stderr pipe a moment to deliver what the child printed as it died.
     await new Promise((resolve) => setTimeout(resolve, 20));
     const { app, secretValues } = this.options;
-    const reason = maskSecrets(describeCauses(error), secretValues);
+    const reason = maskSecrets(this.oversize ? `${this.oversize.message} (max-result)` : describeCauses(error), secretValues);
     if (app.transport === 'http') {
       return new CallError('unavailable', `app \`${this.name}\` could not be reached at ${app.url}: ${reason} (is the server running?)`, {
         outcome: 'not-sent',

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { LineBuffer } from './line-buffer.js';
 
 /** The SDK transport's internals this subclass drives (pinned SDK version: 2.4.0). */
 interface TransportInternals {
@@ -18,11 +19,19 @@ interface TransportInternals {
  *   tree: a server started through `npx` or a shell runs as a grandchild, and
  *   a server may spawn helpers of its own. It also means a terminal's Ctrl-C
  *   reaches the runner only, which then cancels calls and closes apps in order.
+ * - Messages are read with a LineBuffer: results up to the app's `max-result`
+ *   (64 MiB by default) in linear time, instead of the SDK's 10 MB cap.
  * - Being a subclass, the SDK probes the protocol era in place instead of on a
  *   disposable sibling process: one spawn per connection even before a
  *   verdict is remembered, and no probe sibling whose grandchildren escape.
  */
 export class AppStdioTransport extends StdioClientTransport {
+  /** `maxMessageBytes`: the largest message the app may send (its `max-result`). */
+  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0], maxMessageBytes: number) {
+    super(params);
+    (this as unknown as { _readBuffer: LineBuffer })._readBuffer = new LineBuffer(maxMessageBytes);
+  }
+
   /** The app's pid from spawn on, kept after it exits (the SDK's `pid` is cleared on close). */
   spawnedPid: number | null = null;
   /** Called once the child exists, before the handshake: whoever owns it can reap it from then on. */

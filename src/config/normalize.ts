@@ -134,6 +134,7 @@ function normalizeApp(
     ...(raw.rate !== undefined && { rate: parseRate(raw.rate) }),
     ...(raw.timeout !== undefined && { timeoutMs: parseDuration(raw.timeout) }),
     ...(raw['max-log'] !== undefined && { maxLogBytes: parseSize(raw['max-log']) }),
+    ...(raw['max-result'] !== undefined && { maxResultBytes: parseSize(raw['max-result']) }),
     ...(raw['connect-timeout'] !== undefined && { connectTimeoutMs: parseDuration(raw['connect-timeout']) }),
   };
   if (raw.command !== undefined) {

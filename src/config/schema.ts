@@ -122,6 +122,7 @@ const appSchema = {
     rate: { type: 'string', pattern: RATE_PATTERN, errorMessage: RATE_EXPECTED, description: 'Rate limit (N/s, N/min, N/h); calls are delayed, never dropped.' },
     timeout: durationSchema('Default per-call timeout for this app.'),
     'connect-timeout': durationSchema('How long starting or reaching the app, its handshake and its tool list may take. Default: 30s.'),
+    'max-result': sizeSchema('The largest result (one message) this app may send; larger fails the call, naming this limit. Default: 64MiB.'),
     'max-log': sizeSchema('The most of this app\'s stderr kept per run in logs/<app>.log: the beginning, a marker, and the last part. Default: 10MiB.'),
     roots: {
       description: 'Folders sent to the app as roots, relative to the config folder; `false` declares no roots capability. Default: [artifacts folder].',

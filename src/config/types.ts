@@ -49,6 +49,8 @@ interface AppConfigBase {
   timeoutMs?: number;
   /** Connecting, handshake and tool list (`connect-timeout`). @default 30000 */
   connectTimeoutMs?: number;
+  /** The largest message (a result, a tool list) it may send (`max-result`). @default 64 MiB */
+  maxResultBytes?: number;
   /** The most of its stderr kept per run (`max-log`). @default 10 MiB */
   maxLogBytes?: number;
   /** Absolute folders sent as roots; false = no roots capability. Default: [artifacts]. */

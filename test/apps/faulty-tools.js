@@ -54,6 +54,12 @@ function defineTools({ counterFile, stateDir }) {
         return text('done');
       },
     },
+    big: {
+      description: 'Return a text block of `bytes` characters (`x`), for result size limits.',
+      annotations: READ_ONLY,
+      input: object({ bytes: { type: 'integer', minimum: 0 } }, ['bytes']),
+      run: async ({ bytes }) => text('x'.repeat(bytes)),
+    },
     echo: {
       description: 'Return `text` after `delayMs` (0: at once).',
       annotations: READ_ONLY,

@@ -23,6 +23,7 @@
 //
 // Tools (RO read-only, I idempotent; all openWorldHint false, destructiveHint false):
 //   echo {text?, delayMs?}             RO I   text + structuredContent {text}; no I/O on this path
+//   big {bytes}                        RO I   one text block of `bytes` x characters (result size limits)
 //   work {delayMs?, label?}                   appends `label` to the counter, waits, → {count}
 //   crash {delayMs?, afterSideEffect?}        (appends `crash`), waits, exit(1): never answers
 //   crash_once {}                         I   first call creates <state>/crashed and exits; then {recovered: true}

@@ -26,6 +26,22 @@ describe('waiting for an app', () => {
   });
 });
 
+describe('the size of a result', () => {
+  it('takes results past the 10 MB line cap of the SDK over stdio, up to max-result, and fails a larger one naming the limit', async () => {
+    const { run } = workspace([], '    max-result: 16MiB\n');
+    const result = await run(
+      '  - id: large\n    uses: faulty.big\n    with: { bytes: 12000000 }\n' +
+        '  - id: huge\n    uses: faulty.big\n    needs: [large]\n    with: { bytes: 20000000 }\n' +
+        '  - id: after\n    uses: faulty.echo\n    needs: [huge]\n    if: always()\n    with: { text: still here }\n',
+    );
+    expect(result.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+    expect(result.record.steps[0].text).toHaveLength(12_000_000);
+    expect(result.record.steps[1].error.kind).toBe('transport');
+    expect(result.record.steps[1].error.message).toContain('larger than its max-result of 16MiB');
+    expect(result.record.steps[2].text).toBe('still here'); // the app was started again
+  });
+});
+
 describe("an app's log", () => {
   it('keeps at most max-log of a stderr flood without newlines: its beginning, a marker and its end', async () => {
     const { run } = workspace(['--stderr-flood', String(8 * 1024 * 1024)], '    max-log: 1MiB\n');

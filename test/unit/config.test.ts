@@ -112,7 +112,7 @@ describe('loadConfig: problems point at file:line:col', () => {
     const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  image:\n    command: node\n    argz: [a]\n' });
     expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:4:5: unknown key `argz` in app `image`\n' +
-        '  hint: did you mean `args`? allowed keys: command, args, env, cwd, url, headers, concurrency, rate, timeout, connect-timeout, max-log, roots',
+        '  hint: did you mean `args`? allowed keys: command, args, env, cwd, url, headers, concurrency, rate, timeout, connect-timeout, max-result, max-log and 1 more',
     ]);
   });
 
