@@ -12,6 +12,7 @@ import type { AppConfig } from '../config/types.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { CallError, classifyCallError } from './call-error.js';
 import { CappedLog, DEFAULT_MAX_LOG_BYTES } from './capped-log.js';
+import { createLimitedFetch } from './limited-fetch.js';
 import { MessageTooLargeError } from './line-buffer.js';
 import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
@@ -296,7 +297,10 @@ export class AppConnection {
   private createTransport(): Transport {
     const { app, artifacts } = this.options;
     if (app.transport === 'http') {
-      return new StreamableHTTPClientTransport(new URL(app.url), { requestInit: { headers: app.headers } });
+      return new StreamableHTTPClientTransport(new URL(app.url), {
+        requestInit: { headers: app.headers },
+        fetch: createLimitedFetch(app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, (error) => (this.oversize = error)),
+      });
     }
     const transport = new AppStdioTransport({
       command: app.command,

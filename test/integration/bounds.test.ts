@@ -1,4 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
@@ -39,6 +41,40 @@ describe('the size of a result', () => {
     expect(result.record.steps[1].error.kind).toBe('transport');
     expect(result.record.steps[1].error.message).toContain('larger than its max-result of 16MiB');
     expect(result.record.steps[2].text).toBe('still here'); // the app was started again
+  });
+});
+
+describe('an HTTP app whose response never ends', () => {
+  it('is cut off at max-result, so memory stays bounded, and the app is unavailable naming the limit', async () => {
+    let sent = 0;
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      let open = true;
+      response.on('close', () => (open = false));
+      const pour = () => {
+        // Bounded, so the test ends even if the runner never stops reading.
+        while (open && sent < 256 * 1024 * 1024) {
+          sent += 64 * 1024;
+          if (!response.write(Buffer.alloc(64 * 1024, 0x20))) return void response.once('drain', pour);
+        }
+        response.end();
+      };
+      pour();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const ws = createWorkspace(`apps:\n  endless:\n    url: http://127.0.0.1:${port}/mcp\n    max-result: 1MiB\n`);
+      const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: endless.anything\n');
+      const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+      const step = JSON.parse(result.stdout).steps[0];
+      expect(step.error).toMatchObject({ kind: 'unavailable' });
+      expect(step.error.message).toContain('larger than its max-result of 1MiB');
+      expect(sent).toBeLessThan(64 * 1024 * 1024); // the runner stopped reading long before the server's own bound
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
