@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -75,6 +75,22 @@ describe('an HTTP app whose response never ends', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('a foreach fed a huge list', () => {
+  it('fails as input naming max-items before any call, and a step can raise its limit', async () => {
+    const { ws } = workspace(['--counter', 'counter.txt']);
+    const inputs = ws.write('inputs.json', JSON.stringify({ items: Array.from({ length: 100_000 }, (_, i) => i) }));
+    const workflow = ws.write(
+      'wf.yaml',
+      'name: wf\ninputs:\n  items: { type: array }\nsteps:\n  - id: each\n    uses: faulty.work\n    foreach: ${{ inputs.items }}\n  - id: few\n    uses: faulty.echo\n    foreach: [1, 2, 3]\n    max-items: 3\n',
+    );
+    const result = await runCli(['--config', ws.config, 'run', workflow, '--inputs', inputs, '--json'], { cwd: ws.dir });
+    const record = JSON.parse(result.stdout);
+    expect(record.steps[0].error).toEqual({ kind: 'input', message: '`foreach` gave 100000 items, more than the limit of 10000 (step `max-items`)' });
+    expect(record.steps[1].status).toBe('succeeded');
+    expect(existsSync(join(ws.dir, 'counter.txt'))).toBe(false); // nothing was sent
   });
 });
 
