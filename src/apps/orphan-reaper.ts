@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readProcessStart } from '../process-info.js';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -28,18 +29,6 @@ export function rememberGroup(pid: number): void {
 export function forgetGroup(pid: number): void {
   if (!trackLines.delete(pid)) return;
   send(`untrack ${pid}\n`);
-}
-
-/** The process's start time in clock ticks since boot (Linux /proc): with the pid, it names one process. Null elsewhere. */
-export function readProcessStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: count fields after the last `)`.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null; // field 22 of the whole line
-  } catch {
-    return null;
-  }
 }
 
 function startReaper(): void {

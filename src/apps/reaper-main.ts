@@ -35,7 +35,7 @@
  *   until their stdin read fails; well-behaved MCP servers exit then, an app
  *   busy in a call or ignoring stdin does not.
  */
-import { readProcessStart } from './orphan-reaper.js';
+import { readProcessStart } from '../process-info.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
 
 /** How long apps get to exit on SIGTERM before SIGKILL. */

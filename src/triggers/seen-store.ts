@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { isProcessAlive } from '../store/run-owner.js';
+import { isProcessAlive } from '../process-info.js';
 import { STATE_FOLDER } from './excluded-paths.js';
 import { createExclusive, writeFileAtomic } from './exclusive-file.js';
 

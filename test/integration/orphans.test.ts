@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, listDescendants } from '../../src/apps/process-tree.js';
-import { readProcessStart } from '../../src/apps/orphan-reaper.js';
+import { readProcessStart } from '../../src/process-info.js';
 import { cliPath, createWorkspace, faultyApp, repoRoot } from '../helpers/workspace.js';
 
 const POLL_EVERY_MS = 50;
