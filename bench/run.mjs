@@ -2,7 +2,7 @@
 // script on the same app in the same run. Human-readable lines as it goes,
 // then ONE JSON object with every figure as the last line of stdout.
 //
-//   node bench/run.mjs [--reps N] [--only a,b,c,d,e,f] [--side runner|raw]
+//   node bench/run.mjs [--reps N] [--only a,b,c,d,e,f,g] [--side runner|raw]
 //
 // --side runs one side only (figures that need both come out as null), for
 // profiling: `node --cpu-prof bench/run.mjs --only a --side runner`.
@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { benchChain } from './cases/chain.mjs';
 import { benchFanout } from './cases/fanout.mjs';
 import { benchHistory } from './cases/history.mjs';
+import { benchHostile } from './cases/hostile.mjs';
 import { benchJournal } from './cases/journal.mjs';
 import { benchPlan } from './cases/plan.mjs';
 import { benchStartup } from './cases/startup.mjs';
@@ -23,7 +24,7 @@ import { loadAverages, say } from './lib/stats.mjs';
 const { values } = parseArgs({
   options: {
     reps: { type: 'string', default: '5' },
-    only: { type: 'string', default: 'a,b,c,d,e,f' },
+    only: { type: 'string', default: 'a,b,c,d,e,f,g' },
     side: { type: 'string' },
   },
 });
@@ -33,7 +34,7 @@ if (!Number.isInteger(reps) || reps < 1) {
   process.exit(2);
 }
 const only = new Set(values.only.split(','));
-const CASE_KEYS = ['a', 'b', 'c', 'd', 'e', 'f'];
+const CASE_KEYS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
 const unknown = [...only].filter((key) => !CASE_KEYS.includes(key));
 if (unknown.length > 0 || (values.side !== undefined && !['runner', 'raw'].includes(values.side))) {
   process.stderr.write(`Expected \`--only\` to list some of ${CASE_KEYS.join(', ')} and \`--side\` to be runner or raw, got \`--only ${values.only}\`${values.side ? ` \`--side ${values.side}\`` : ''}\n`);
@@ -48,6 +49,7 @@ const cases = [
   ['d', 'plan', benchPlan],
   ['e', 'journal', benchJournal],
   ['f', 'history', benchHistory],
+  ['g', 'hostile', benchHostile],
 ];
 
 /** The commit measured, marked `+dirty` when src/ has uncommitted changes. */
@@ -85,6 +87,8 @@ summary.targets = {
   ...(summary.d && { dTime: summary.d.timeMet, dMemory: summary.d.memoryMet }),
   // (e) is a figure with no target: what the journal costs per side-effecting step.
   ...(summary.f && { fHistoryUnder300ms: summary.f.met }),
+  // (g): peak RSS of a result at the limit under 4× the limit, and every bound held (timings are figures).
+  ...(summary.g && { gResultRss: summary.g.met, gBoundsHeld: summary.g.boundsHeld }),
 };
 const missed = Object.entries(summary.targets).filter(([, met]) => met === false).map(([name]) => name);
 say(`load after: ${summary.loadAfter.join(' ')}; targets ${missed.length === 0 ? 'all met' : `missed: ${missed.join(', ')}`}`);
