@@ -277,6 +277,51 @@ describe('runner watch after kill -9', () => {
   });
 });
 
+describe('runner cron after kill -9', () => {
+  it('resumes the interrupted occurrence on restart, and runs no occurrence twice', async () => {
+    const ws = faultyWorkspace();
+    ws.write(
+      'workflows/tick.yaml',
+      [
+        'name: tick',
+        'on:',
+        '  schedule:',
+        '    - cron: "*/2 * * * * *"',
+        '      overlap: skip',
+        '      catch-up: none',
+        'steps:',
+        '  - id: first',
+        '    uses: faulty.work',
+        '    with: { label: "first ${{ trigger.occurrence }}" }',
+        '  - id: wait',
+        '    uses: faulty.slow',
+        '    needs: [first]',
+        '    with: { ms: 3000 }',
+        '  - id: last',
+        '    uses: faulty.work',
+        '    needs: [wait]',
+        '    with: { label: "last ${{ trigger.occurrence }}" }',
+        '',
+      ].join('\n'),
+    );
+    const cron = startServe(ws, ['cron']);
+    await cron.until((events) => events.some((event) => event.type === 'run-started'), 'the first occurrence to start', 20_000);
+    const runId = cron.events.find((event) => event.type === 'run-started')!.runId;
+    for (let i = 0; i < 200 && !(await stepStatus(ws, runId, 'wait')); i++) await sleep(50);
+    await cron.stop('SIGKILL');
+
+    const again = startServe(ws, ['cron']);
+    await again.until((events) => events.some((event) => event.type === 'run-finished' && event.runId === runId), 'the interrupted run to finish', 20_000);
+    expect(again.events.find((event) => event.type === 'recovered')).toMatchObject({ action: 'resumed', runId });
+    expect(again.events.find((event) => event.type === 'run-finished' && event.runId === runId)).toMatchObject({ status: 'succeeded' });
+    await again.stop();
+    const lines = ws.lines();
+    expect(new Set(lines).size).toBe(lines.length); // no occurrence's side effect twice
+    const occurrence = lines[0]!.slice('first '.length);
+    expect(lines).toContain(`last ${occurrence}`);
+  });
+});
+
 describe('runner watch finds what a dead runner left in processing/', () => {
   const dropWorkflow = [
     'name: drop',
