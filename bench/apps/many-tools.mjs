@@ -5,7 +5,7 @@
 //
 //   node bench/apps/many-tools.mjs [COUNT]
 import { McpServer, fromJsonSchema } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveUntilClosed } from './serve-until-closed.mjs';
 
 const count = Number(process.argv[2] ?? 10_000);
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -20,15 +20,4 @@ function createManyToolsServer() {
   return server;
 }
 
-const handle = serveStdio(createManyToolsServer, { onerror: (error) => process.stderr.write(`many-tools: stdio error: ${error.message}\n`) });
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  handle.close().finally(() => process.exit(0));
-};
-// The stdio binding says a server exits when its stdin ends.
-process.stdin.once('end', stop);
-process.stdin.once('close', stop);
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+serveUntilClosed('many-tools', createManyToolsServer);

@@ -7,7 +7,7 @@
 //
 //   node bench/apps/write-app.mjs
 import { McpServer, fromJsonSchema } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveUntilClosed } from './serve-until-closed.mjs';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const WRITES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -27,15 +27,4 @@ function createWriteServer() {
   return server;
 }
 
-const handle = serveStdio(createWriteServer, { onerror: (error) => process.stderr.write(`write-app: stdio error: ${error.message}\n`) });
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  handle.close().finally(() => process.exit(0));
-};
-// The stdio binding says a server exits when its stdin ends.
-process.stdin.once('end', stop);
-process.stdin.once('close', stop);
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+serveUntilClosed('write-app', createWriteServer);

@@ -1,11 +1,11 @@
 // (c) A one-step workflow, process start to exit: `node dist/cli/main.js run`
 // with a warm verdict cache, against a raw script process that spawns the same
 // modern-era (2026-07-28) app, connects with a cached `prior`, calls once, exits.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, round, say, verdict } from '../lib/stats.mjs';
+import { timeNodeProcess } from '../lib/time-process.mjs';
 import { cliPath, createWorkspace } from '../lib/workspace.mjs';
 import { connectRaw, verdictOf } from '../raw-client.mjs';
 
@@ -14,22 +14,6 @@ export const STARTUP_TARGET = 1.5;
 const rawScript = fileURLToPath(new URL('../raw-one-call.mjs', import.meta.url));
 const countingApp = fileURLToPath(new URL('../apps/counting-app.mjs', import.meta.url));
 
-/** Spawns `node ARGS` and resolves with the ms from spawn to exit; rejects on a non-zero exit. */
-function timeProcess(args, cwd) {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const ms = performance.now() - started;
-      if (code === 0) resolve(ms);
-      else reject(new Error(`node ${args.join(' ')} exited ${code}:\n${output}`));
-    });
-  });
-}
 
 function countLines(file) {
   try {
@@ -59,11 +43,11 @@ export async function benchStartup({ reps, sides }) {
     await probe.close();
     if (prior.kind !== 'modern') throw new Error(`expected a modern-era app, got ${prior.kind}`);
     writeFileSync(priorFile, JSON.stringify(prior));
-    await timeProcess(runnerArgs, workspace.dir);
+    await timeNodeProcess(runnerArgs, workspace.dir);
     const verdicts = JSON.parse(readFileSync(join(workspace.artifacts, '.runner', 'verdicts.json'), 'utf8'));
     const cached = Object.values(verdicts).map((entry) => entry.prior.kind);
     const rawArgs = [rawScript, priorFile, app.command, ...app.args];
-    await timeProcess(rawArgs, workspace.dir);
+    await timeNodeProcess(rawArgs, workspace.dir);
 
     const times = { runner: [], raw: [], node: [] };
     const spawns = { runner: 0, raw: 0 };
@@ -73,7 +57,7 @@ export async function benchStartup({ reps, sides }) {
         if (side !== 'node' && !sides[side]) continue;
         const before = countLines(spawnLog);
         const args = side === 'runner' ? runnerArgs : side === 'raw' ? rawArgs : ['-e', '0'];
-        times[side].push(await timeProcess(args, workspace.dir));
+        times[side].push((await timeNodeProcess(args, workspace.dir)).ms);
         if (side !== 'node') spawns[side] += countLines(spawnLog) - before;
       }
     }

@@ -1,5 +1,5 @@
 // Times a `node` child process from spawn to exit, keeping its output, for
-// the cases that measure a whole CLI command ((f); (c) has its own copy).
+// the cases that measure a whole CLI command ((c), (f), (g)).
 import { spawn } from 'node:child_process';
 
 /** Spawns `node ARGS` in `cwd`; resolves with `{ ms, stdout }` (spawn to exit), rejects on a non-zero exit. */
