@@ -49,12 +49,17 @@ export const MAX_SOURCE_BYTES = 4 * 1024 ** 2;
 const READ_CHUNK_BYTES = 256 * 1024;
 
 /**
- * Reads a config or workflow file as UTF-8, refusing one larger than
+ * Reads a config, workflow or inputs file as UTF-8, refusing one larger than
  * MAX_SOURCE_BYTES before it is parsed: then it pushes a diagnostic naming the
  * file, its size and the limit, and returns undefined. Errors opening or
  * reading the file are thrown as they come.
  */
-export async function readSourceFile(file: string, shownAs: string, diagnostics: Diagnostic[]): Promise<string | undefined> {
+export async function readSourceFile(
+  file: string,
+  shownAs: string,
+  diagnostics: Diagnostic[],
+  limit: { kind: string; hint: string } = { kind: 'config and workflow files', hint: 'a 10,000-step workflow is about 1MiB: check that this is the file you meant' },
+): Promise<string | undefined> {
   const handle = await open(file, 'r');
   try {
     const stats = await handle.stat();
@@ -73,8 +78,8 @@ export async function readSourceFile(file: string, shownAs: string, diagnostics:
     }
     const size = stats.isFile() && stats.size === bytes ? `${bytes.toLocaleString('en-US')} bytes` : `more than ${MAX_SOURCE_BYTES.toLocaleString('en-US')} bytes`;
     diagnostics.push({
-      message: `file \`${shownAs}\` is too large: ${size}, over the limit of ${formatBytes(MAX_SOURCE_BYTES)} for config and workflow files`,
-      hint: 'a 10,000-step workflow is about 1MiB: check that this is the file you meant',
+      message: `file \`${shownAs}\` is too large: ${size}, over the limit of ${formatBytes(MAX_SOURCE_BYTES)} for ${limit.kind}`,
+      hint: limit.hint,
     });
     return undefined;
   } finally {

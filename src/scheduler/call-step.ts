@@ -87,14 +87,11 @@ export async function runCall(
   // The step's own timeout, else the app's, else the workflow's default: for the call, and again for reading its linked resources.
   const timeoutMs = step.timeoutMs ?? env.config.apps[step.app]?.timeoutMs ?? env.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   try {
-    // Reaching the app is bounded by its connect-timeout (AppConnection), not by the step's timeout:
-    // a cold start would otherwise eat a short call timeout.
-    const connection = await env.apps.get(step.app, env.signal);
-    const tool = await connection.getTool(step.tool, env.signal);
-    if (!tool) {
-      const names = (await connection.listTools(env.signal)).map((t) => t.name);
-      throw new CallError('unavailable', `app \`${step.app}\` has no tool \`${step.tool}\` (tools: ${names.join(', ') || 'none'})`);
-    }
+    // The step's timeout covers reaching the app too (spawn, handshake, tool list); the app's connect-timeout
+    // bounds the same wait from the app's side. What is left of it after reaching is the first attempt's budget.
+    const reachStarted = clock.now();
+    const { connection, tool } = await reachTool(step, timeoutMs, env);
+    const reachMs = clock.now() - reachStarted;
     const hints = readToolHints(tool);
 
     let args: unknown;
@@ -121,11 +118,14 @@ export async function runCall(
         const asked: ElicitationRecord[] = [];
         const onElicit = createElicitationHandler(step, ctx, env.policy.prompter, env.signal, asked, item);
         const beforeSend = journaled ? () => (sent.token = env.journal!.intent({ stepId: step.id, item, attempt, uses: step.uses })) : undefined;
-        const result = await callOnce(step, args as Record<string, unknown>, timeoutMs, env, onElicit, beforeSend).finally(() => {
+        // Each attempt has the step's timeout for everything it waits for: (re)connecting, the call, reading linked
+        // resources; the first attempt less the time it took to reach the app.
+        const budgetMs = attempt === 1 ? Math.max(1, timeoutMs - reachMs) : timeoutMs;
+        const { result, usedMs } = await callOnce(step, args as Record<string, unknown>, { timeoutMs, budgetMs }, env, onElicit, beforeSend).finally(() => {
           if (asked.length > 0) (target.elicitations ??= []).push(...asked);
         });
         // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt).
-        const saved = await saveCallResult(step, callDir, result, env, timeoutMs);
+        const saved = await saveCallResult(step, callDir, result, env, { timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) });
         target.outputs = outputsOf(result);
         target.text = textOf(result);
         target.files = saved.files;
@@ -173,10 +173,10 @@ export async function runCall(
  * too long) fails the step as `storage`: the call itself ran, so its outcome
  * counts as unknown for a tool with side effects and it is not retried.
  */
-async function saveCallResult(step: Step, callDir: string, result: CallToolResult, env: CallEnvironment, timeoutMs: number) {
+async function saveCallResult(step: Step, callDir: string, result: CallToolResult, env: CallEnvironment, time: AttemptTime) {
   // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt),
-  // under the same limits as calls, and all within the step's timeout.
-  const reading = withDeadline(env.signal, env.clock, timeoutMs, () => new CallAbortReason('timeout', `${step.uses}: its linked resources were not read within ${formatMs(timeoutMs)} (timeout)`));
+  // under the same limits as calls, and in what the call left of the step's timeout.
+  const reading = withDeadline(env.signal, env.clock, time.budgetMs, () => new CallAbortReason('timeout', `${step.uses}: its linked resources were not read within the step's timeout of ${formatMs(time.timeoutMs)} (timeout)`));
   try {
     const connection = await env.apps.get(step.app, reading.signal);
     const reader = connection.capabilities?.resources
@@ -193,30 +193,67 @@ async function saveCallResult(step: Step, callDir: string, result: CallToolResul
   }
 }
 
-/** One attempt: takes a slot in every limit, then calls with hard and idle timeouts. */
+/** An attempt's time: the step's timeout (for messages) and what the attempt may still spend of it. */
+interface AttemptTime {
+  timeoutMs: number;
+  budgetMs: number;
+}
+
+/**
+ * Reaches the step's app and finds its tool, within the step's timeout: a
+ * server that never answers the handshake fails the step as `timeout` (nothing
+ * was sent) instead of holding it until the app's connect-timeout.
+ */
+async function reachTool(step: Step, timeoutMs: number, env: CallEnvironment) {
+  const reaching = withDeadline(env.signal, env.clock, timeoutMs, () => notReady(step, timeoutMs));
+  try {
+    const connection = await env.apps.get(step.app, reaching.signal);
+    const tool = await connection.getTool(step.tool, reaching.signal);
+    if (!tool) {
+      const names = (await connection.listTools(reaching.signal)).map((t) => t.name);
+      throw new CallError('unavailable', `app \`${step.app}\` has no tool \`${step.tool}\` (tools: ${names.join(', ') || 'none'})`);
+    }
+    return { connection, tool };
+  } catch (error) {
+    if (error instanceof CallAbortReason) throw new CallError(error.kind, error.message, { outcome: 'not-sent', cause: error });
+    throw error;
+  } finally {
+    reaching.clear();
+  }
+}
+
+function notReady(step: Step, timeoutMs: number): CallAbortReason {
+  return new CallAbortReason('timeout', `${step.uses} was not sent: app \`${step.app}\` was not ready within the step's timeout of ${formatMs(timeoutMs)} (timeout)`);
+}
+
+/**
+ * One attempt: takes a slot in every limit, then (re)connects if the app went
+ * away and calls, with hard and idle timeouts. The hard timeout starts once
+ * the slot is taken: waiting for the runner's own limits does not count.
+ */
 async function callOnce(
   step: Step,
   args: Record<string, unknown>,
-  timeoutMs: number,
+  time: AttemptTime,
   env: CallEnvironment,
   onElicit: ElicitationHandler,
   beforeSend?: () => void,
-): Promise<CallToolResult> {
-  let dispatched = false;
+): Promise<{ result: CallToolResult; usedMs: number }> {
+  let sent = false;
   try {
     return await env.limits.run(
       env.workflowQueue,
       step.app,
       async () => {
-        dispatched = true;
-        const connection = await env.apps.get(step.app, env.signal);
+        const started = env.clock.now();
         const controller = new AbortController();
         const abortWith = (reason: unknown) => controller.abort(reason);
         const onRunAbort = () => abortWith(env.signal.reason);
         if (env.signal.aborted) onRunAbort();
         env.signal.addEventListener('abort', onRunAbort, { once: true });
-        const hard = env.clock.timeout(timeoutMs);
-        const onHard = () => abortWith(new CallAbortReason('timeout', `${step.uses} did not finish within ${formatMs(timeoutMs)} (timeout)`));
+        const hard = env.clock.timeout(time.budgetMs);
+        const onHard = () =>
+          abortWith(sent ? new CallAbortReason('timeout', `${step.uses} did not finish within ${formatMs(time.timeoutMs)} (timeout)`) : notReady(step, time.timeoutMs));
         hard.signal.addEventListener('abort', onHard, { once: true });
         let idle: { signal: AbortSignal; clear(): void } | undefined;
         const onIdle = () => abortWith(new CallAbortReason('timeout', `${step.uses} reported no progress for ${formatMs(step.idleTimeoutMs!)} (idle-timeout)`));
@@ -229,6 +266,13 @@ async function callOnce(
         };
         armIdle();
         try {
+          let connection;
+          try {
+            connection = await env.apps.get(step.app, controller.signal);
+          } catch (error) {
+            if (error instanceof CallAbortReason) throw new CallError(error.kind, error.message, { outcome: 'not-sent', cause: error });
+            throw error;
+          }
           if (beforeSend) {
             try {
               beforeSend();
@@ -239,13 +283,15 @@ async function callOnce(
               });
             }
           }
-          return await connection.callTool(step.tool, args, {
+          sent = true;
+          const result = await connection.callTool(step.tool, args, {
             signal: controller.signal,
             // The SDK's own timer is only a backstop; the Clock-driven timers above decide.
-            timeoutMs: timeoutMs + 5_000,
+            timeoutMs: time.budgetMs + 5_000,
             onprogress: armIdle,
             onElicit,
           });
+          return { result, usedMs: env.clock.now() - started };
         } finally {
           env.signal.removeEventListener('abort', onRunAbort);
           hard.signal.removeEventListener('abort', onHard);
@@ -257,7 +303,7 @@ async function callOnce(
       env.signal,
     );
   } catch (error) {
-    throw classifyCallError(error, { app: step.app, signal: env.signal, sent: dispatched });
+    throw classifyCallError(error, { app: step.app, signal: env.signal, sent });
   }
 }
 

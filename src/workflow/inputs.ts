@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { hintFor, renderValue } from '../config/schema-diagnostics.js';
-import { locationAt, parseJsonSource } from '../config/yaml-source.js';
+import { locationAt, parseJsonSource, readSourceFile } from '../config/yaml-source.js';
 import type { InputType, Workflow } from './types.js';
 
 // Workflow inputs from the command line (`-i name=value`, strings converted to
@@ -111,14 +110,18 @@ export function resolveInputs(
  * reported with line:col; a missing file as `not-found`.
  */
 export async function readInputsFile(file: string): Promise<Record<string, unknown>> {
-  let text: string;
+  const diagnostics: Diagnostic[] = [];
+  let text: string | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readSourceFile(file, file, diagnostics, {
+      kind: 'inputs files',
+      hint: 'pass large data as a file in the artifacts folder and its path as the input',
+    });
   } catch (error) {
     throw new RunnerError('not-found', `inputs file \`${file}\` cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   }
-  const diagnostics: Diagnostic[] = [];
-  const { source, data } = parseJsonSource(text, file, diagnostics);
+  throwOnDiagnostics('inputs', diagnostics);
+  const { source, data } = parseJsonSource(text!, file, diagnostics);
   throwOnDiagnostics('inputs', diagnostics);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throwOnDiagnostics('inputs', [{ location: locationAt(source, 0), message: `${file}: expected a JSON object of input values, got ${renderValue(data)}` }]);

@@ -26,6 +26,14 @@ describe('waiting for an app', () => {
     expect(result.record.steps[0].error).toMatchObject({ kind: 'unavailable', outcome: 'not-sent' });
     expect(result.record.steps[0].error.message).toMatch(/failed to start/);
   });
+
+  it("is bounded by the step's timeout too, which covers reaching the app: the step times out, nothing was sent", async () => {
+    // connect-timeout stays at its 30 s default: only the step's timeout can end this wait in time.
+    const { run } = workspace(['--never-answer']);
+    const result = await run('  - id: a\n    uses: faulty.echo\n    timeout: 500ms\n');
+    expect(result.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'not-sent' });
+    expect(result.record.steps[0].error.message).toBe("faulty.echo was not sent: app `faulty` was not ready within the step's timeout of 500ms (timeout)");
+  });
 });
 
 describe('the size of a result', () => {
@@ -105,5 +113,17 @@ describe("an app's log", () => {
     expect(text.startsWith('#')).toBe(true);
     expect(text).toMatch(/\[runner: [\d.]+MiB of this app's stderr left out here \(max-log\); the last part follows\]/);
     expect(text.trimEnd().endsWith('faulty: flood done')).toBe(true);
+  });
+});
+
+describe('an inputs file', () => {
+  it('larger than 4MiB is refused before it is parsed, naming the file and the limit', async () => {
+    const { ws } = workspace([]);
+    const inputs = ws.write('inputs.json', JSON.stringify({ text: 'x'.repeat(5 * 1024 * 1024) }));
+    const workflow = ws.write('wf.yaml', 'name: wf\ninputs:\n  text: { type: string }\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: "${{ inputs.text }}" }\n');
+    const result = await runCli(['--config', ws.config, 'run', workflow, '--inputs', inputs], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('file `' + inputs + '` is too large: 5,242,891 bytes, over the limit of 4MiB for inputs files');
+    expect(existsSync(join(ws.dir, 'artifacts'))).toBe(false); // no run was started
   });
 });

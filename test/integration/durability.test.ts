@@ -120,12 +120,13 @@ describe('resume of a foreach step', () => {
         '  - id: each',
         '    uses: faulty.work',
         '    foreach: ["a", "b", "c"]',
-        '    timeout: 1s',
+        // The step's timeout also covers starting the app, cold in each run: leave room for that on a loaded machine.
+        '    timeout: 3s',
         "    with: { label: '${{ item }}', delayMs: \"${{ item == 'b' && fromJSON(env.SLOW_MS) || 0 }}\" }",
         '',
       ].join('\n'),
     );
-    const first = await cli(ws, ['run', workflow, '--json'], { SLOW_MS: '5000' });
+    const first = await cli(ws, ['run', workflow, '--json'], { SLOW_MS: '8000' });
     expect(first.record.steps[0].items.map((item: { status: string }) => item.status)).toEqual(['succeeded', 'failed', 'succeeded']);
     expect(first.record.steps[0].items[1].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
 

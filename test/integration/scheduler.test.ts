@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { isAlive } from '../../src/apps/process-tree.js';
 import { runFaulty } from '../helpers/faulty-workspace.js';
 
+/** A first step that starts the app, for tests about a call that was sent: a step's timeout also covers reaching its app. */
+const WARM_UP = '  - id: warm\n    uses: faulty.echo\n    with: { text: warm }\n';
+
 describe('limits (DESIGN.md §8)', () => {
   it('never has more calls in flight to an app than its concurrency, measured inside the app', async () => {
     const run = await runFaulty('  - id: fan\n    uses: faulty.concurrent\n    foreach: ${{ inputs.n }}\n    with: { delayMs: 60 }\n', {
@@ -51,7 +54,8 @@ describe('retries (DESIGN.md §8)', () => {
   });
 
   it('never repeats a non-idempotent call that timed out after it was sent: the side effect happened exactly once', async () => {
-    const run = await runFaulty('  - id: a\n    uses: faulty.work\n    with: { delayMs: 3000, label: once }\n    timeout: 300ms\n    retry: { attempts: 4, delay: 10ms }\n');
+    // `warm` starts the app first: the step's timeout covers reaching the app, and this test is about a call that was sent.
+    const run = await runFaulty(`${WARM_UP}  - id: a\n    needs: warm\n    uses: faulty.work\n    with: { delayMs: 3000, label: once }\n    timeout: 300ms\n    retry: { attempts: 4, delay: 10ms }\n`);
     expect(run.code).toBe(1);
     expect(run.step('a')).toMatchObject({ status: 'failed', attempts: 1, error: { kind: 'timeout', outcome: 'unknown' } });
     expect(run.sideEffects()).toEqual(['once']);
@@ -73,7 +77,7 @@ describe('retries (DESIGN.md §8)', () => {
 
 describe('timeouts', () => {
   it('a timeout cancels the request at the app (notifications/cancelled)', async () => {
-    const run = await runFaulty('  - id: a\n    uses: faulty.hang\n    timeout: 300ms\n');
+    const run = await runFaulty(`${WARM_UP}  - id: a\n    needs: warm\n    uses: faulty.hang\n    timeout: 300ms\n`);
     expect(run.step('a').error.kind).toBe('timeout');
     expect(run.sideEffects()).toEqual(['hang cancelled']);
   });
