@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { Approver, FieldsPrompter } from '../scheduler/events.js';
+import { allowRuleFor } from '../scheduler/policy.js';
 import { maskSecretsDeep } from '../secrets.js';
 import type { CliIO } from './io.js';
 
@@ -37,23 +38,43 @@ export function createTerminalPrompts(
     }
   };
 
+  // Answers that stand for more than one call: "yes for this tool" for the rest of the run, and a foreach
+  // step's answer for all of its items (asked once per step, not once per item).
+  const allowedTools = new Set<string>();
+  const stepAnswers = new Map<string, boolean>();
   const approver: Approver = (request) =>
     serialize(async () => {
       if (request.signal.aborted) return false;
+      const name = `${request.app}.${request.tool}`;
+      if (allowedTools.has(name)) return true;
+      const foreach = request.item !== undefined;
+      const earlier = foreach ? stepAnswers.get(request.stepId) : undefined;
+      if (earlier !== undefined) return earlier;
       const hints = Object.entries(request.hints)
         .filter(([, on]) => on)
         .map(([name]) => name)
         .join(', ');
       const args = JSON.stringify(maskSecretsDeep(request.args, secretValues), null, 2).split('\n').join('\n    ');
+      const which = foreach ? `step ${request.stepId}, every item; item ${request.item} shown` : `step ${request.stepId}`;
       io.stderr(
-        `\n? ${request.app}.${request.tool} (step ${label(request.stepId, request.item)}) needs approval: ${request.reason}\n` +
-          `    hints: ${hints || 'none'}\n    arguments: ${args}\n`,
+        `\n? ${name} (${which}) needs approval: ${request.reason}\n` +
+          `    hints: ${hints || 'none'}\n    arguments: ${args}\n` +
+          `    to stop being asked, add under policy.rules in runner.config.yaml: ${allowRuleFor(name)}\n`,
       );
+      const question = foreach
+        ? `  Allow? [y] yes, every item of ${request.stepId}  [a] yes, and ${name} for the rest of this run  [N] no, none of them: `
+        : `  Allow? [y] yes, this call  [a] yes, and ${name} for the rest of this run  [N] no: `;
+      let answer: string;
       try {
-        return await withReadline(request.signal, async (ask) => /^y(es)?$/i.test((await ask('  Allow this call? [y/N] ')).trim()));
+        answer = (await withReadline(request.signal, (ask) => ask(question))).trim().toLowerCase();
       } catch {
         return false;
       }
+      const always = /^a(lways)?$/.test(answer);
+      const allowed = always || /^y(es)?$/.test(answer);
+      if (always) allowedTools.add(name);
+      if (foreach) stepAnswers.set(request.stepId, allowed);
+      return allowed;
     });
 
   const prompter: FieldsPrompter = (request) =>

@@ -1,13 +1,15 @@
 import { join } from 'node:path';
 import type PQueue from 'p-queue';
-import type { CallToolResult } from '@modelcontextprotocol/client';
-import type { ElicitationHandler } from '../apps/connection.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
+import { DEFAULT_MAX_RESULT_BYTES, type AppConnection, type ElicitationHandler } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason, CallError, classifyCallError } from '../apps/call-error.js';
 import type { AttemptRecord, ElicitationRecord, ItemRecord, StepErrorRecord, StepRecord } from '../artifacts/run-record.js';
 import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
 import type { WriteBehind } from '../artifacts/write-behind.js';
 import { storageError } from '../artifacts/storage-error.js';
+import { BUILTIN_APP, BUILTIN_TOOLS, findBuiltinTool } from '../builtins/catalog.js';
+import { runBuiltin } from '../builtins/run-builtin.js';
 import type { Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
 import type { RetryPolicy, RunnerConfig } from '../config/types.js';
@@ -16,7 +18,7 @@ import type { Step } from '../workflow/types.js';
 import type { CallEvent, PolicyOverrides } from './events.js';
 import type { Limits } from './limits.js';
 import { createElicitationHandler } from './elicit.js';
-import { decidePolicy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
+import { decidePolicy, describeRemedy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
 import { computeBackoffMs, isRetryableKind, isRetrySafe } from './retry.js';
 import { checkToolArguments } from './validate-args.js';
 import { withDeadline } from './deadline.js';
@@ -107,7 +109,7 @@ export async function runCall(
       throw new CallError('input', `arguments do not match the inputSchema of ${step.uses}: ${problems.join('; ')}`);
     }
 
-    const allowed = await applyPolicy(step, stepRecord, hints, args, env, item);
+    const allowed = connection ? await applyPolicy(step, stepRecord, hints, args, env, item) : allowBuiltin(stepRecord);
     if (!allowed) return finish(target, 'denied', { kind: 'policy', message: deniedMessage(stepRecord), outcome: 'not-sent' }, env, step, item);
 
     const journaled = env.journal !== undefined && !hints.readOnly && !hints.idempotent;
@@ -121,11 +123,14 @@ export async function runCall(
         // Each attempt has the step's timeout for everything it waits for: (re)connecting, the call, reading linked
         // resources; the first attempt less the time it took to reach the app.
         const budgetMs = attempt === 1 ? Math.max(1, timeoutMs - reachMs) : timeoutMs;
-        const { result, usedMs } = await callOnce(step, args as Record<string, unknown>, { timeoutMs, budgetMs }, env, onElicit, beforeSend).finally(() => {
-          if (asked.length > 0) (target.elicitations ??= []).push(...asked);
-        });
+        const time = { timeoutMs, budgetMs };
+        const { result, usedMs, files } = connection
+          ? await callOnce(step, args as Record<string, unknown>, time, env, onElicit, beforeSend).finally(() => {
+              if (asked.length > 0) (target.elicitations ??= []).push(...asked);
+            })
+          : await callBuiltin(step, args as Record<string, unknown>, callDir, time, env);
         // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt).
-        const saved = await saveCallResult(step, callDir, result, env, { timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) });
+        const saved = await saveCallResult(step, callDir, result, env, { timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) }, files);
         target.outputs = outputsOf(result);
         target.text = textOf(result);
         target.files = saved.files;
@@ -173,11 +178,15 @@ export async function runCall(
  * too long) fails the step as `storage`: the call itself ran, so its outcome
  * counts as unknown for a tool with side effects and it is not retried.
  */
-async function saveCallResult(step: Step, callDir: string, result: CallToolResult, env: CallEnvironment, time: AttemptTime) {
+async function saveCallResult(step: Step, callDir: string, result: CallToolResult, env: CallEnvironment, time: AttemptTime, written: string[] = []) {
   // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt),
   // under the same limits as calls, and in what the call left of the step's timeout.
   const reading = withDeadline(env.signal, env.clock, time.budgetMs, () => new CallAbortReason('timeout', `${step.uses}: its linked resources were not read within the step's timeout of ${formatMs(time.timeoutMs)} (timeout)`));
   try {
+    if (step.app === BUILTIN_APP) {
+      const saved = await saveResult(callDir, result, undefined, env.writeBehind, env.config.secretValues);
+      return { ...saved, files: [...written, ...saved.files] };
+    }
     const connection = await env.apps.get(step.app, reading.signal);
     const reader = connection.capabilities?.resources
       ? (uri: string) => env.limits.run(env.workflowQueue, step.app, () => connection.readResource(uri, reading.signal), reading.signal)
@@ -204,7 +213,15 @@ interface AttemptTime {
  * server that never answers the handshake fails the step as `timeout` (nothing
  * was sent) instead of holding it until the app's connect-timeout.
  */
-async function reachTool(step: Step, timeoutMs: number, env: CallEnvironment) {
+async function reachTool(step: Step, timeoutMs: number, env: CallEnvironment): Promise<{ connection: AppConnection | null; tool: Tool }> {
+  if (step.app === BUILTIN_APP) {
+    const tool = findBuiltinTool(step.tool);
+    if (!tool) {
+      const names = BUILTIN_TOOLS.map((t) => t.name);
+      throw new CallError('unavailable', `runner has no built-in tool \`${step.tool}\` (built-in tools: ${names.join(', ')})`, { outcome: 'not-sent' });
+    }
+    return { connection: null, tool };
+  }
   const reaching = withDeadline(env.signal, env.clock, timeoutMs, () => notReady(step, timeoutMs));
   try {
     const connection = await env.apps.get(step.app, reaching.signal);
@@ -238,7 +255,7 @@ async function callOnce(
   env: CallEnvironment,
   onElicit: ElicitationHandler,
   beforeSend?: () => void,
-): Promise<{ result: CallToolResult; usedMs: number }> {
+): Promise<{ result: CallToolResult; usedMs: number; files: string[] }> {
   let sent = false;
   try {
     return await env.limits.run(
@@ -291,7 +308,7 @@ async function callOnce(
             onprogress: armIdle,
             onElicit,
           });
-          return { result, usedMs: env.clock.now() - started };
+          return { result, usedMs: env.clock.now() - started, files: [] };
         } finally {
           env.signal.removeEventListener('abort', onRunAbort);
           hard.signal.removeEventListener('abort', onHard);
@@ -305,6 +322,31 @@ async function callOnce(
   } catch (error) {
     throw classifyCallError(error, { app: step.app, signal: env.signal, sent });
   }
+}
+
+/**
+ * One attempt of a built-in tool (`runner.transform`, `runner.save`): no app,
+ * no limits to wait for, the same timeout as a call.
+ */
+async function callBuiltin(step: Step, args: Record<string, unknown>, callDir: string, time: AttemptTime, env: CallEnvironment) {
+  const started = env.clock.now();
+  const running = withDeadline(env.signal, env.clock, time.budgetMs, () => new CallAbortReason('timeout', `${step.uses} did not finish within ${formatMs(time.timeoutMs)} (timeout)`));
+  try {
+    const { result, files } = await runBuiltin({ tool: step.tool, args, callDir, signal: running.signal, maxResultBytes: DEFAULT_MAX_RESULT_BYTES });
+    return { result, files, usedMs: env.clock.now() - started };
+  } catch (error) {
+    if (error instanceof CallAbortReason) throw new CallError(error.kind, error.message, { outcome: 'not-sent', cause: error });
+    throw error;
+  } finally {
+    running.clear();
+  }
+}
+
+/** Built-in tools only read their inputs and write into their own step folder: the policy always allows them. */
+function allowBuiltin(stepRecord: StepRecord): true {
+  stepRecord.policy = 'allow';
+  policyReasons.set(stepRecord, 'built-in');
+  return true;
 }
 
 /** Decides allow/deny for this call, asking the user when the policy says ask and a TTY is there. */
@@ -345,7 +387,9 @@ async function applyPolicy(
 const policyReasons = new WeakMap<StepRecord, string>();
 
 function deniedMessage(stepRecord: StepRecord): string {
-  return `${stepRecord.uses} denied by policy (${policyReasons.get(stepRecord) ?? 'policy'}); nothing was sent`;
+  const reason = policyReasons.get(stepRecord) ?? 'policy';
+  const remedy = describeRemedy(stepRecord.uses, reason);
+  return `${stepRecord.uses} denied by policy (${reason}); nothing was sent${remedy ? `; ${remedy}` : ''}`;
 }
 
 function finish(

@@ -69,7 +69,25 @@ export function resolveAsk(
   const glob = options.allow.find((pattern) => matchesGlob(pattern, qualifiedName));
   if (glob) return { action: 'allow', reason: `${decision.reason}; --allow ${glob}` };
   if (options.interactive) return 'prompt';
-  return { action: 'deny', reason: `${decision.reason}; ask without a TTY (use --yes or --allow ${qualifiedName})` };
+  return { action: 'deny', reason: `${decision.reason}; ask without a TTY` };
+}
+
+/** The `policy.rules` entry that allows `app.tool`, as it is written in runner.config.yaml. */
+export function allowRuleFor(qualifiedName: string): string {
+  return `- { match: "${qualifiedName}", action: allow }`;
+}
+
+/**
+ * What a user can do about a denial, from its reason: for an ask nobody could
+ * answer, `--yes`, `--allow` or a rule; for a class that denies, a rule; for a
+ * rule that denies, that rule. Undefined when a person refused at the prompt.
+ */
+export function describeRemedy(qualifiedName: string, reason: string): string | undefined {
+  if (reason.endsWith('refused at the prompt')) return undefined;
+  const rule = `add \`${allowRuleFor(qualifiedName)}\` under policy.rules in runner.config.yaml`;
+  if (reason.endsWith('ask without a TTY')) return `to allow it, run with --yes or --allow ${qualifiedName}, or ${rule}`;
+  if (reason.startsWith('rule ')) return `to allow it, change the rule \`${reason.slice('rule '.length)}\` in policy.rules (the first matching rule decides)`;
+  return `to allow it, ${rule}`;
 }
 
 const globCache = new Map<string, RegExp>();

@@ -12,6 +12,7 @@ import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
 import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
+import { BUILTIN_APP } from '../builtins/catalog.js';
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
@@ -143,7 +144,7 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   const dot = USES.test(uses) ? uses.indexOf('.') : -1;
   const app = dot > 0 ? uses.slice(0, dot) : '';
   const tool = dot > 0 ? uses.slice(dot + 1) : '';
-  if (app && !Object.hasOwn(context.config.apps, app)) {
+  if (app && app !== BUILTIN_APP && !Object.hasOwn(context.config.apps, app)) {
     const where = context.config.file ? `apps in ${context.config.file}` : 'apps (no runner.config.yaml was found)';
     context.diagnostics.push({
       location: locatePath(context.source, ['steps', index, 'uses']),

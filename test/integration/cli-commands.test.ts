@@ -109,7 +109,13 @@ describe('policy at run time', () => {
     const record = JSON.parse(result.stdout);
     const byId = Object.fromEntries(record.steps.map((step: { id: string }) => [step.id, step]));
     expect(byId.header).toMatchObject({ status: 'denied', policy: 'deny', attempts: 0 });
-    expect(byId.header.error).toMatchObject({ kind: 'policy', outcome: 'not-sent' });
+    expect(byId.header.error).toEqual({
+      kind: 'policy',
+      outcome: 'not-sent',
+      message:
+        'sheet.write_range denied by policy (destructive; ask without a TTY); nothing was sent; to allow it, run with --yes or --allow sheet.write_range, ' +
+        'or add `- { match: "sheet.write_range", action: allow }` under policy.rules in runner.config.yaml',
+    });
     expect(byId.lines.status).toBe('skipped');
     expect(byId.logo.status).toBe('succeeded');
     expect(record.status).toBe('failed');

@@ -32,10 +32,11 @@ describe('on a terminal', () => {
     const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
     const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.no_annotations\n  - id: b\n    uses: faulty.ask_name\n    needs: [a]\n');
     const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [
-      [/Allow this call\? \[y\/N\]/, 'y\n'],
+      [/Allow\? \[y\] yes, this call/, 'y\n'],
       [/name: /, 'Ada\n'],
     ]);
     expect(screen).toContain('faulty.no_annotations (step a) needs approval: destructive');
+    expect(screen).toContain('to stop being asked, add under policy.rules in runner.config.yaml: - { match: "faulty.no_annotations", action: allow }');
     expect(screen).toContain('\x1b[2F'); // the live view redraws in place
     expect(code).toBe(0);
     const runDir = screen.match(/→ (\S+)\r?\n/)![1]!;
@@ -48,8 +49,23 @@ describe('on a terminal', () => {
   it('a refused call is denied and nothing is sent', async () => {
     const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
     const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.no_annotations\n');
-    const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [[/Allow this call\? \[y\/N\]/, 'n\n']]);
+    const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [[/Allow\? \[y\] yes, this call/, 'n\n']]);
     expect(code).toBe(1);
     expect(screen).toContain('refused at the prompt');
+  });
+
+  it('asks once for a whole foreach, and not again for a tool allowed for the rest of the run', async () => {
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
+    const workflow = ws.write(
+      'wf.yaml',
+      'name: wf\nsteps:\n  - id: each\n    uses: faulty.no_annotations\n    foreach: [1, 2, 3]\n  - id: again\n    uses: faulty.no_annotations\n    needs: [each]\n',
+    );
+    const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [[/Allow\? \[y\] yes, every item of each/, 'a\n']]);
+    expect(code).toBe(0);
+    expect(screen.match(/needs approval/g)).toHaveLength(1);
+    const runDir = screen.match(/→ (\S+)\r?\n/)![1]!;
+    const record = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'));
+    expect(record.steps[0].items.map((item: { status: string }) => item.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect(record.steps[1]).toMatchObject({ status: 'succeeded', policy: 'allow' });
   });
 });
