@@ -6,6 +6,8 @@
 //   stderrFlood  faulty.js --stderr-flood 80 MB (no newline), step faulty.slow {ms: 500}: the log stays ≤ max-log
 //   endlessHttp  an HTTP app whose every POST answers with an endless body (the bench stops at 1 GiB)
 //   bigResult    faulty.big {bytes: 60,000,000} over stdio, under the default max-result of 64 MiB
+//   bigImage     faulty.bigImage {bytes: 45,000,000} over stdio: 60 MB of base64, under the default max-result of 64 MiB;
+//                the saved image-0.png must be exactly those bytes
 //   aliasBomb    `runner validate` of 10 levels of 9 YAML aliases (9^10 nodes): exit 2
 //   manyTools    a one-step run on bench/apps/many-tools.mjs, 10,000 tools in its tools/list
 //   bigForeach   a foreach over 100,000 input items: fails as `input` naming max-items, before any call
@@ -20,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { measureNodeProcess } from '../lib/peak-rss.mjs';
 import { round, say } from '../lib/stats.mjs';
 import { cliPath, createWorkspace } from '../lib/workspace.mjs';
+import { deterministicBytes } from '../../test/apps/faulty-tools.js';
 
 const MiB = 1024 * 1024;
 /** The runner's defaults, as its config schema states them. */
@@ -33,6 +36,8 @@ export const RESULT_RSS_TARGET = 4;
 
 const FLOOD_BYTES = 83_886_080;
 const BIG_RESULT_BYTES = 60_000_000;
+/** Binary bytes of the big image: 60,000,000 characters of base64 on the wire. */
+const BIG_IMAGE_BYTES = 45_000_000;
 const HTTP_BOUND = 1024 * MiB;
 const TOOL_COUNT = 10_000;
 const FOREACH_ITEMS = 100_000;
@@ -174,18 +179,24 @@ async function endlessHttp() {
   });
 }
 
+/** Runs a one-step workflow calling `uses` with `{ bytes }`; its peak RSS over the limit, and the problems found. */
+async function measureOneStep(workspace, problems, uses, bytes) {
+  const workflow = workspace.write('one.yaml', `name: one\nsteps:\n  - id: a\n    uses: ${uses}\n    with: { bytes: ${bytes} }\n`);
+  const measured = await runner(workspace, ['run', workflow]);
+  if (measured.code !== 0) problems.push(`runner exited ${measured.code}: ${tail(measured.stderr)}`);
+  const run = onlyRun(workspace, problems);
+  const step = run?.record.steps?.[0];
+  if (step?.status !== 'succeeded') problems.push(`step ${step?.status}: ${JSON.stringify(step?.error)}`);
+  const ratio = measured.peakRssBytes === null ? null : round(measured.peakRssBytes / MAX_RESULT, 2);
+  if (ratio !== null && ratio >= RESULT_RSS_TARGET) problems.push(`peak RSS ${mb(measured.peakRssBytes)} MB is ${ratio}× the limit (target < ${RESULT_RSS_TARGET}×)`);
+  return { measured, run, step, ratio };
+}
+
 async function bigResult() {
   return figure('bigResult', async (problems) => {
     const workspace = createWorkspace();
     try {
-      const workflow = workspace.write('big.yaml', `name: big\nsteps:\n  - id: a\n    uses: faulty.big\n    with: { bytes: ${BIG_RESULT_BYTES} }\n`);
-      const measured = await runner(workspace, ['run', workflow]);
-      if (measured.code !== 0) problems.push(`runner exited ${measured.code}: ${tail(measured.stderr)}`);
-      const run = onlyRun(workspace, problems);
-      const step = run?.record.steps?.[0];
-      if (step?.status !== 'succeeded') problems.push(`step ${step?.status}: ${JSON.stringify(step?.error)}`);
-      const ratio = measured.peakRssBytes === null ? null : round(measured.peakRssBytes / MAX_RESULT, 2);
-      if (ratio !== null && ratio >= RESULT_RSS_TARGET) problems.push(`peak RSS ${mb(measured.peakRssBytes)} MB is ${ratio}× the limit (target < ${RESULT_RSS_TARGET}×)`);
+      const { measured, step, ratio } = await measureOneStep(workspace, problems, 'faulty.big', BIG_RESULT_BYTES);
       return {
         ...common(measured),
         bytes: BIG_RESULT_BYTES,
@@ -195,6 +206,71 @@ async function bigResult() {
         met: ratio === null ? null : ratio < RESULT_RSS_TARGET,
         stepStatus: step?.status ?? null,
       };
+    } finally {
+      workspace.remove();
+    }
+  });
+}
+
+async function bigImage() {
+  return figure('bigImage', async (problems) => {
+    const workspace = createWorkspace();
+    try {
+      const { measured, run, step, ratio } = await measureOneStep(workspace, problems, 'faulty.bigImage', BIG_IMAGE_BYTES);
+      // The saved file must be the app's bytes exactly, wherever the run folder put the step's files.
+      const saved = run ? findFile(run.dir, 'image-0.png') : null;
+      let intact = false;
+      if (!saved) problems.push('no image-0.png in the run folder');
+      else {
+        intact = readFileSync(saved).equals(deterministicBytes(BIG_IMAGE_BYTES));
+        if (!intact) problems.push(`image-0.png (${statSync(saved).size} bytes) differs from the ${BIG_IMAGE_BYTES} bytes the app sent`);
+      }
+      return {
+        ...common(measured),
+        bytes: BIG_IMAGE_BYTES,
+        base64Bytes: Math.ceil(BIG_IMAGE_BYTES / 3) * 4,
+        limitBytes: MAX_RESULT,
+        rssOverLimit: ratio,
+        target: RESULT_RSS_TARGET,
+        met: ratio === null ? null : ratio < RESULT_RSS_TARGET,
+        intact,
+        stepStatus: step?.status ?? null,
+      };
+    } finally {
+      workspace.remove();
+    }
+  });
+}
+
+/** The first file called `name` under `dir`, depth first. */
+function findFile(dir, name) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isFile() && entry.name === name) return path;
+    if (entry.isDirectory()) {
+      const found = findFile(path, name);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/** A step timeout of this long against an app that never answers its handshake (its connect-timeout stays 30 s). */
+const NEVER_ANSWERS_TIMEOUT_MS = 2000;
+
+async function neverAnswers() {
+  return figure('neverAnswers', async (problems) => {
+    const workspace = createWorkspace();
+    try {
+      writeFileSync(
+        join(workspace.dir, 'runner.config.yaml'),
+        `artifacts: ${JSON.stringify(workspace.artifacts)}\napps:\n  faulty:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify([...workspace.app.args, '--never-answer'])}\npolicy: { read-only: allow }\n`,
+      );
+      const workflow = workspace.write('mute.yaml', `name: mute\nsteps:\n  - id: a\n    uses: faulty.echo\n    timeout: ${NEVER_ANSWERS_TIMEOUT_MS}ms\n`);
+      const measured = await runner(workspace, ['run', workflow]);
+      const error = onlyRun(workspace, problems)?.record.steps?.[0]?.error;
+      if (error?.kind !== 'timeout' || error?.outcome !== 'not-sent') problems.push(`expected the step to time out with nothing sent, got ${JSON.stringify(error)}`);
+      return { ...common(measured), timeoutMs: NEVER_ANSWERS_TIMEOUT_MS, errorKind: error?.kind ?? null, errorMessage: error?.message ?? null };
     } finally {
       workspace.remove();
     }
@@ -293,6 +369,10 @@ export async function benchHostile() {
   report('endless HTTP body (max-result 64MiB)', http, (r) => `, server sent ${r.sentMB} MB in ${r.requests} request(s) before the runner stopped reading; step ${r.errorKind}`);
   const big = await bigResult();
   report(`${mb(BIG_RESULT_BYTES)} MB result over stdio (max-result 64MiB)`, big, (r) => `, peak RSS / limit ${r.rssOverLimit} (< ${RESULT_RSS_TARGET} ${r.met ? 'met' : 'MISSED'}), step ${r.stepStatus}`);
+  const image = await bigImage();
+  report(`${mb(BIG_IMAGE_BYTES)} MB image (${mb(Math.ceil(BIG_IMAGE_BYTES / 3) * 4)} MB of base64) over stdio (max-result 64MiB)`, image, (r) => `, peak RSS / limit ${r.rssOverLimit} (< ${RESULT_RSS_TARGET} ${r.met ? 'met' : 'MISSED'}), step ${r.stepStatus}, file intact: ${r.intact}`);
+  const mute = await neverAnswers();
+  report(`an app that never answers its handshake, step timeout ${NEVER_ANSWERS_TIMEOUT_MS} ms (connect-timeout 30 s)`, mute, (r) => `, step ${r.errorKind}`);
   const bomb = await aliasBomb();
   report('alias bomb (9^10 nodes), `runner validate`', bomb, (r) => `, exit ${r.exitCode}`);
   const tools = await manyTools();
@@ -300,7 +380,7 @@ export async function benchHostile() {
   const fan = await bigForeach();
   report(`foreach over ${FOREACH_ITEMS.toLocaleString('en')} input items`, fan, (r) => `, step failed as ${r.errorKind}, ${r.calls} calls made`);
 
-  const results = { stderrFlood: flood, endlessHttp: http, bigResult: big, aliasBomb: bomb, manyTools: tools, bigForeach: fan };
+  const results = { stderrFlood: flood, endlessHttp: http, bigResult: big, bigImage: image, neverAnswers: mute, aliasBomb: bomb, manyTools: tools, bigForeach: fan };
   const problems = Object.entries(results).flatMap(([name, result]) => result.problems.map((problem) => `${name}: ${problem}`));
   return {
     rssMethod: 'VmHWM of the runner process, polled every 20 ms',
@@ -308,6 +388,7 @@ export async function benchHostile() {
     ...results,
     // Every bound held: no figure ended otherwise than the limits promise (timings are figures, not targets).
     boundsHeld: problems.length === 0,
-    met: big.met ?? null,
+    // Both results at the limit (text and image) stayed under the RSS target.
+    met: big.met == null || image.met == null ? null : big.met && image.met,
   };
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   Client,
@@ -308,7 +309,7 @@ export class AppConnection {
       cwd: app.cwd,
       env: { RUNNER_ARTIFACTS: artifacts, ...app.env },
       stderr: 'pipe',
-    }, app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
+    }, { maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, spoolDir: join(artifacts, '.runner', 'spool') });
     this.openLog();
     transport.onspawn = (pid) => {
       this.pid = pid;

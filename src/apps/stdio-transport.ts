@@ -2,6 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { LineBuffer } from './line-buffer.js';
+import { Spool } from './spool.js';
+
+export interface AppStdioTransportOptions {
+  /** The largest message the app may send (its `max-result`). */
+  maxMessageBytes: number;
+  /** Where large base64 payloads of its results are spooled (`<artifacts>/.runner/spool`); without it they stay in memory. */
+  spoolDir?: string;
+}
 
 /** The SDK transport's internals this subclass drives (pinned SDK version: 2.4.0). */
 interface TransportInternals {
@@ -20,16 +28,21 @@ interface TransportInternals {
  *   a server may spawn helpers of its own. It also means a terminal's Ctrl-C
  *   reaches the runner only, which then cancels calls and closes apps in order.
  * - Messages are read with a LineBuffer: results up to the app's `max-result`
- *   (64 MiB by default) in linear time, instead of the SDK's 10 MB cap.
+ *   (64 MiB by default) in linear time, instead of the SDK's 10 MB cap; a
+ *   large one is parsed as it arrives, its base64 payloads spooled to files.
  * - Being a subclass, the SDK probes the protocol era in place instead of on a
  *   disposable sibling process: one spawn per connection even before a
  *   verdict is remembered, and no probe sibling whose grandchildren escape.
  */
 export class AppStdioTransport extends StdioClientTransport {
-  /** `maxMessageBytes`: the largest message the app may send (its `max-result`). */
-  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0], maxMessageBytes: number) {
+  private readonly spool: Spool | undefined;
+
+  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0], options: AppStdioTransportOptions) {
     super(params);
-    (this as unknown as { _readBuffer: LineBuffer })._readBuffer = new LineBuffer(maxMessageBytes);
+    const { maxMessageBytes, spoolDir } = options;
+    // Unclaimed payloads may wait for at most 4 results at the limit: the disk stays bounded whatever the app sends.
+    this.spool = spoolDir === undefined ? undefined : new Spool(spoolDir, 4 * maxMessageBytes);
+    (this as unknown as { _readBuffer: LineBuffer })._readBuffer = new LineBuffer(maxMessageBytes, { spool: this.spool });
   }
 
   /** The app's pid from spawn on, kept after it exits (the SDK's `pid` is cleared on close). */
@@ -61,6 +74,7 @@ export class AppStdioTransport extends StdioClientTransport {
       });
       child.on('close', () => {
         self._process = undefined;
+        this.spool?.close();
         this.onclose?.();
       });
       child.stdin?.on('error', (error) => this.onerror?.(error));
@@ -76,6 +90,15 @@ export class AppStdioTransport extends StdioClientTransport {
       child.stdout?.on('error', (error) => this.onerror?.(error));
       if (self._stderrStream && child.stderr) child.stderr.pipe(self._stderrStream);
     });
+  }
+
+  /** Closes the app as the SDK does, then deletes the payloads of its results nobody claimed. */
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.spool?.close();
+    }
   }
 }
 

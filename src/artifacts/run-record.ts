@@ -1,10 +1,12 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FailureKind, PolicyAction } from '../config/types.js';
 import type { AppInfo } from '../apps/connection.js';
+import { writeJsonAtomic } from './json-file.js';
 import { storageError } from './storage-error.js';
 
-export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
+/** `queued`: waiting for a limit, its app or a policy answer; `running`: its call was sent. */
+export type StepStatus = 'pending' | 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface StepErrorRecord {
@@ -89,28 +91,8 @@ export interface RunRecord {
   durationMs?: number;
 }
 
-/**
- * Writes `data` as JSON atomically: a temp file beside it, then rename. On
- * failure (disk full, read-only folder, name too long) the temp file is
- * removed, the old file is left as it was, and a `storage` RunnerError says
- * which path and why.
- */
-export function writeJsonAtomic(file: string, data: unknown): void {
-  writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
-}
-
-/** writeJsonAtomic for any content. */
-export function writeFileAtomic(file: string, content: string | Buffer): void {
-  const temp = `${file}.${process.pid}.tmp`;
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(temp, content);
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw storageError(error, file);
-  }
-}
+/** Kept here for the callers that write a step's files (save-result.ts). */
+export { writeFileAtomic, writeJsonAtomic } from './json-file.js';
 
 /** Creates a run's folder; a `storage` RunnerError (nothing has run) when it cannot. */
 export function makeRunFolder(dir: string): void {

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import { claimSpooled, type SpooledFile } from '../apps/spool.js';
 import { maskToolResult } from '../secrets.js';
 import { makeRunFolder, writeFileAtomic, writeJsonAtomic } from './run-record.js';
 import { extensionFor, fileNameForUri, sanitizeFileName } from './file-names.js';
+import { moveFileAtomic } from './move-file.js';
 import type { WriteBehind } from './write-behind.js';
 
 export interface SavedResult {
@@ -22,6 +24,7 @@ export type ResourceReader = (uri: string) => Promise<ReadResourceResult>;
  * step may read are on disk when this resolves; result.json, which only the
  * record needs, goes through `writeBehind` when one is given. Secrets are
  * masked in result.json only: saved payload files stay exactly as delivered.
+ * A payload the transport spooled (see apps/spool.ts) is moved into place.
  */
 export async function saveResult(
   stepDir: string,
@@ -46,6 +49,20 @@ export async function saveResult(
     files.push(path);
     return name;
   };
+  // A large payload of a stdio app arrives as a token for a file already decoded in the spool: moved, never read back.
+  const saveSpooled = (wanted: string, spooled: SpooledFile): string => {
+    makeFolder();
+    const name = uniqueName(wanted, used);
+    const path = join(stepDir, name);
+    moveFileAtomic(spooled.path, path);
+    files.push(path);
+    return name;
+  };
+  const saveBase64 = (wanted: string, data: string): { name: string; bytes: number } => {
+    const spooled = claimSpooled(data);
+    if (spooled) return { name: saveSpooled(wanted, spooled), bytes: spooled.bytes };
+    return { name: saveBytes(wanted, Buffer.from(data, 'base64')), bytes: Buffer.byteLength(data, 'base64') };
+  };
 
   const content = Array.isArray(result.content) ? result.content : [];
   const storedContent: unknown[] = [];
@@ -54,15 +71,15 @@ export async function saveResult(
       case 'image':
       case 'audio': {
         const { data, ...rest } = block;
-        const file = saveBytes(`${block.type}-${index}.${extensionFor(block.mimeType)}`, Buffer.from(data, 'base64'));
-        storedContent.push({ ...rest, file, bytes: Buffer.byteLength(data, 'base64') });
+        const { name: file, bytes } = saveBase64(`${block.type}-${index}.${extensionFor(block.mimeType)}`, data);
+        storedContent.push({ ...rest, file, bytes });
         break;
       }
       case 'resource': {
         const resource = block.resource as { uri: string; mimeType?: string; blob?: string; text?: string };
         if (typeof resource.blob === 'string') {
           const { blob, ...rest } = resource;
-          const file = saveBytes(fileNameForUri(resource.uri, resource.mimeType, `resource-${index}`), Buffer.from(blob, 'base64'));
+          const file = saveBase64(fileNameForUri(resource.uri, resource.mimeType, `resource-${index}`), blob).name;
           storedContent.push({ ...block, resource: { ...rest, file } });
         } else {
           storedContent.push(block);
@@ -80,9 +97,9 @@ export async function saveResult(
             const entry = part as { uri: string; mimeType?: string; blob?: string; text?: string };
             const fallback = `link-${index}${read.contents.length > 1 ? `-${partIndex}` : ''}`;
             const mime = entry.mimeType ?? block.mimeType;
-            const bytes = typeof entry.blob === 'string' ? Buffer.from(entry.blob, 'base64') : Buffer.from(entry.text ?? '', 'utf8');
             const wanted = fileNameForUri(entry.uri ?? block.uri, mime ?? (entry.text !== undefined ? 'text/plain' : undefined), fallback);
-            return saveBytes(wanted, bytes);
+            if (typeof entry.blob === 'string') return saveBase64(wanted, entry.blob).name;
+            return saveBytes(wanted, Buffer.from(entry.text ?? '', 'utf8'));
           });
           storedContent.push({ ...block, files: saved });
         } catch (error) {

@@ -16,6 +16,7 @@ export interface ProgressOptions {
 
 const symbols: Record<StepStatus, string> = {
   pending: '·',
+  queued: '◌',
   running: '▶',
   succeeded: '✔',
   failed: '✖',
@@ -29,20 +30,43 @@ export function createProgressReporter(options: ProgressOptions): (event: RunEve
   return options.tty ? createLiveView(options) : createLineLog(options);
 }
 
-/** One line per step state change, for logs and CI. */
+/** How often the line log says how a foreach is doing, and how often it may repeat a call's progress. */
+const SUMMARY_EVERY_MS = 5_000;
+
+/**
+ * One line per step state change, for logs and CI. A foreach's items are not
+ * listed one by one (a 2,000-item step would print 4,000 lines): only the
+ * items that fail, and every few seconds a line that counts them. Progress
+ * notifications of a call are printed at most once per step every few seconds.
+ */
 function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
   // Secrets are masked in the values a line shows (messages, reasons), never in ids or paths.
   const mask = (text: string) => maskSecrets(text, options.secretValues);
   const write = (line: string) => options.write(line + '\n');
+  const now = options.now ?? Date.now;
+  const lastProgress = new Map<string, number>();
+  let latest: RunRecord | undefined;
+  let summaries: NodeJS.Timeout | undefined;
+  const summarize = () => {
+    for (const step of latest?.steps ?? []) {
+      if (step.items && (step.status === 'running' || step.status === 'queued')) write(`… ${step.id} ${countItems(step.items)}`);
+    }
+  };
   return (event) => {
+    latest = event.run;
     switch (event.type) {
       case 'run-started':
         write(`run ${event.run.id} ${event.run.workflow} started → ${event.run.dir}`);
+        summaries = setInterval(summarize, SUMMARY_EVERY_MS);
+        summaries.unref();
         break;
       case 'step': {
+        if (event.item !== undefined && !isFailure(event.status)) break;
         const label = event.item === undefined ? event.stepId : `${event.stepId}[${event.item}]`;
         const detail = event.error ? `: ${describeError(event.error, mask)}` : event.reason ? ` (${mask(event.reason)})` : '';
-        write(`${symbols[event.status]} ${label} ${event.status}${detail}`);
+        const items = event.item === undefined ? event.run.steps.find((step) => step.id === event.stepId)?.items : undefined;
+        const counted = items && !['running', 'queued', 'pending'].includes(event.status) ? ` (${countItems(items)})` : '';
+        write(`${symbols[event.status]} ${label} ${event.status}${counted}${detail}`);
         break;
       }
       case 'retry': {
@@ -50,11 +74,40 @@ function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
         write(`↻ ${label} attempt ${event.attempt} failed (${describeError(event.error, mask)}); retrying in ${formatMs(event.delayMs)}`);
         break;
       }
+      case 'progress': {
+        if (event.item !== undefined) break; // the foreach summary covers items
+        const at = now();
+        if (at - (lastProgress.get(event.stepId) ?? -Infinity) < SUMMARY_EVERY_MS) break;
+        lastProgress.set(event.stepId, at);
+        write(`… ${event.stepId} ${describeProgress(event, mask)}`);
+        break;
+      }
       case 'run-finished':
+        if (summaries) clearInterval(summaries);
         write(summaryLine(event.run, mask));
         break;
     }
   };
+}
+
+function isFailure(status: StepStatus): boolean {
+  return status === 'failed' || status === 'denied' || status === 'cancelled';
+}
+
+/** `120/2000 done: 118 succeeded, 2 failed; 32 running`. */
+function countItems(items: readonly { status: StepStatus }[]): string {
+  const counts = new Map<StepStatus, number>();
+  for (const item of items) counts.set(item.status, (counts.get(item.status) ?? 0) + 1);
+  const done = items.length - (counts.get('pending') ?? 0) - (counts.get('queued') ?? 0) - (counts.get('running') ?? 0);
+  const finished = (['succeeded', 'failed', 'denied', 'cancelled', 'skipped'] as const).filter((status) => counts.get(status)).map((status) => `${counts.get(status)} ${status}`);
+  const busy = (['running', 'queued'] as const).filter((status) => counts.get(status)).map((status) => `${counts.get(status)} ${status}`);
+  return `${done}/${items.length} items done${finished.length ? `: ${finished.join(', ')}` : ''}${busy.length ? `; ${busy.join(', ')}` : ''}`;
+}
+
+/** `3/10 (30%) rendering page 3`. */
+function describeProgress(event: { progress: number; total?: number; message?: string }, mask: (text: string) => string): string {
+  const share = event.total ? `${event.progress}/${event.total} (${Math.round((100 * event.progress) / event.total)}%)` : `${event.progress}`;
+  return event.message ? `${share} ${mask(event.message)}` : share;
 }
 
 /** A compact view redrawn in place: one line per step, then the summary. */
@@ -65,6 +118,7 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
   let latest: RunRecord | undefined;
   const now = options.now ?? Date.now;
   let wasPaused = false;
+  const progress = new Map<string, { progress: number; total?: number; message?: string }>();
   const draw = (final: boolean) => {
     if (!latest) return;
     if (options.paused?.()) {
@@ -80,7 +134,9 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
       const items = step.items ? ` ${step.items.filter((item) => item.status === 'succeeded').length}/${step.items.length}` : '';
       const took = step.startedAt && step.endedAt ? ` ${formatMs(Date.parse(step.endedAt) - Date.parse(step.startedAt))}` : step.startedAt ? ` ${formatMs(now() - Date.parse(step.startedAt))}` : '';
       const error = step.error ? `  ${describeError(step.error, mask)}` : '';
-      return truncate(`${symbols[step.status]} ${step.id.padEnd(16)} ${step.status.padEnd(9)}${items}${took}${error}`);
+      const reported = step.status === 'running' && !step.items ? progress.get(step.id) : undefined;
+      const note = reported ? `  ${describeProgress(reported, mask)}` : '';
+      return truncate(`${symbols[step.status]} ${step.id.padEnd(16)} ${step.status.padEnd(9)}${items}${took}${note}${error}`);
     });
     if (final) lines.push(summaryLine(latest, mask));
     const clear = drawnLines > 0 ? `\x1b[${drawnLines}F\x1b[J` : '';
@@ -89,6 +145,7 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
   };
   return (event) => {
     latest = event.run;
+    if (event.type === 'progress' && event.item === undefined) progress.set(event.stepId, event);
     if (event.type === 'run-started') {
       options.write(`run ${event.run.id} ${event.run.workflow} → ${event.run.dir}\n`);
       draw(false);
@@ -116,7 +173,9 @@ export function summaryLine(run: RunRecord, mask: (text: string) => string = (te
   const took = run.endedAt ? ` in ${formatMs(run.durationMs ?? Date.parse(run.endedAt) - Date.parse(run.startedAt))}` : '';
   const parts = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
   const error = run.error?.message ? ` (${mask(run.error.message)})` : '';
-  return `run ${run.id} ${run.status}${took}: ${parts}${error}`;
+  const files = run.steps.reduce((sum, step) => sum + step.files.length, 0);
+  const where = run.endedAt ? `; ${files === 0 ? 'no files' : files === 1 ? '1 file' : `${files} files`} saved, outputs in ${run.dir}` : '';
+  return `run ${run.id} ${run.status}${took}: ${parts}${error}${where}`;
 }
 
 function describeError(error: StepErrorRecord, mask: (text: string) => string): string {

@@ -77,9 +77,14 @@ export async function runCall(
   item?: number,
 ): Promise<void> {
   const { clock } = env;
-  target.status = 'running';
-  env.emit({ type: 'step', stepId: step.id, status: 'running', item });
-  env.changed(step.id, item);
+  // Queued until its request is actually sent (limits, the app starting, a policy prompt): then running.
+  const setStatus = (status: 'queued' | 'running') => {
+    if (target.status === status) return;
+    target.status = status;
+    env.emit({ type: 'step', stepId: step.id, status, item });
+    env.changed(step.id, item);
+  };
+  setStatus('queued');
   // The journal entry of the attempt in flight, when the tool has side effects.
   const sent: { token?: string } = {};
   const settle = (outcome: 'succeeded' | 'failed') => {
@@ -125,10 +130,10 @@ export async function runCall(
         const budgetMs = attempt === 1 ? Math.max(1, timeoutMs - reachMs) : timeoutMs;
         const time = { timeoutMs, budgetMs };
         const { result, usedMs, files } = connection
-          ? await callOnce(step, args as Record<string, unknown>, time, env, onElicit, beforeSend).finally(() => {
+          ? await callOnce(step, args as Record<string, unknown>, time, env, { onElicit, beforeSend, onSent: () => setStatus('running'), item }).finally(() => {
               if (asked.length > 0) (target.elicitations ??= []).push(...asked);
             })
-          : await callBuiltin(step, args as Record<string, unknown>, callDir, time, env);
+          : (setStatus('running'), await callBuiltin(step, args as Record<string, unknown>, callDir, time, env));
         // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt).
         const saved = await saveCallResult(step, callDir, result, env, { timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) }, files);
         target.outputs = outputsOf(result);
@@ -149,6 +154,7 @@ export async function runCall(
           const delayMs = computeBackoffMs(attempt, env.retry);
           env.emit({ type: 'retry', stepId: step.id, item, attempt, delayMs, error: record });
           env.changed(step.id, item);
+          setStatus('queued');
           settle('failed');
           await clock.sleep(delayMs, env.signal);
           continue;
@@ -253,9 +259,16 @@ async function callOnce(
   args: Record<string, unknown>,
   time: AttemptTime,
   env: CallEnvironment,
-  onElicit: ElicitationHandler,
-  beforeSend?: () => void,
+  hooks: {
+    onElicit: ElicitationHandler;
+    /** Records the intent of a side-effecting call; throws when it cannot (then nothing is sent). */
+    beforeSend?: () => void;
+    /** The request is about to go out. */
+    onSent: () => void;
+    item?: number;
+  },
 ): Promise<{ result: CallToolResult; usedMs: number; files: string[] }> {
+  const { onElicit, beforeSend, item } = hooks;
   let sent = false;
   try {
     return await env.limits.run(
@@ -301,11 +314,15 @@ async function callOnce(
             }
           }
           sent = true;
+          hooks.onSent();
           const result = await connection.callTool(step.tool, args, {
             signal: controller.signal,
             // The SDK's own timer is only a backstop; the Clock-driven timers above decide.
             timeoutMs: time.budgetMs + 5_000,
-            onprogress: armIdle,
+            onprogress: (progress) => {
+              armIdle();
+              env.emit({ type: 'progress', stepId: step.id, item, progress: progress.progress, total: progress.total, message: progress.message });
+            },
             onElicit,
           });
           return { result, usedMs: env.clock.now() - started, files: [] };

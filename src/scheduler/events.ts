@@ -6,6 +6,8 @@ export type RunEvent =
   | { type: 'run-started'; run: RunRecord }
   | { type: 'step'; run: RunRecord; stepId: string; status: StepStatus; item?: number; attempt?: number; error?: StepErrorRecord | null; reason?: string }
   | { type: 'retry'; run: RunRecord; stepId: string; item?: number; attempt: number; delayMs: number; error: StepErrorRecord }
+  /** A progress notification from the app for a call in flight. */
+  | { type: 'progress'; run: RunRecord; stepId: string; item?: number; progress: number; total?: number; message?: string }
   | { type: 'run-finished'; run: RunRecord };
 
 /** A question to the user before an `ask` call. Resolves true to allow. */
@@ -51,4 +53,4 @@ export interface PolicyOverrides {
 export type { PolicyAction };
 
 /** A step or retry event before the run record is attached. */
-export type CallEvent = Extract<RunEvent, { type: 'step' | 'retry' }> extends infer E ? (E extends RunEvent ? Omit<E, 'run'> : never) : never;
+export type CallEvent = Extract<RunEvent, { type: 'step' | 'retry' | 'progress' }> extends infer E ? (E extends RunEvent ? Omit<E, 'run'> : never) : never;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ItemRecord, RunRecord, RunStatus, StepRecord } from '../artifacts/run-record.js';
 import { RunnerError } from '../errors.js';
+import { LARGE_VALUES_SCHEMA, LargeValues, ownerKey, RUN_RECORD, STEP_RECORD } from './large-values.js';
 import type { JournalEntry, RunChanges, RunFilter, RunOwner, RunStore, RunSummary, StoredRun } from './run-store.js';
 
 /** The store's file under the artifacts folder. */
@@ -11,7 +12,8 @@ export const STORE_FILE = join('.runner', 'runs.db');
 /** How long a write waits for another process's transaction before it gives up. */
 const BUSY_TIMEOUT_MS = 30_000;
 
-const SCHEMA_VERSION = 1;
+/** 2: large strings in `large_values` (a runner that knows only 1 would show their placeholders). */
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,7 +63,7 @@ CREATE TABLE IF NOT EXISTS journal (
   ended_at TEXT
 );
 CREATE INDEX IF NOT EXISTS journal_open ON journal (run_id) WHERE outcome IS NULL;
-`;
+${LARGE_VALUES_SCHEMA}`;
 
 type Row = Record<string, unknown>;
 
@@ -77,6 +79,7 @@ export class SqliteRunStore implements RunStore {
   private readonly db: Database.Database;
   private readonly statements;
   private readonly writeTransaction;
+  private readonly large: LargeValues;
 
   constructor(readonly artifacts: string) {
     const file = join(artifacts, STORE_FILE);
@@ -90,6 +93,8 @@ export class SqliteRunStore implements RunStore {
         this.db.exec(SCHEMA);
         const version = this.db.prepare(`SELECT value FROM meta WHERE key = 'schema'`).pluck().get() as string | undefined;
         if (version === undefined) this.db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(String(SCHEMA_VERSION));
+        // Older files get the tables they lack from SCHEMA above (CREATE ... IF NOT EXISTS); their rows stay as they are.
+        else if (Number(version) < SCHEMA_VERSION) this.db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema'`).run(String(SCHEMA_VERSION));
         else if (Number(version) > SCHEMA_VERSION) {
           throw new RunnerError('internal', `the run store ${file} was written by a newer runner (schema ${version}; this one knows ${SCHEMA_VERSION})`, {
             hint: 'upgrade runner, or point `artifacts` at another folder',
@@ -100,6 +105,7 @@ export class SqliteRunStore implements RunStore {
       throw storeError(error, file);
     }
     const db = this.db;
+    this.large = new LargeValues(db);
     this.statements = {
       insertRun: db.prepare(
         `INSERT INTO runs (id, workflow, status, started_at, started_ms, ended_at, duration_ms, trigger, record, imported, owner_host, owner_pid, owner_started, heartbeat_ms)
@@ -122,7 +128,7 @@ export class SqliteRunStore implements RunStore {
       openIntents: db.prepare(`SELECT * FROM journal WHERE run_id = ? AND outcome IS NULL ORDER BY sent_at`),
       getRun: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       getSteps: db.prepare(`SELECT step_id, record FROM steps WHERE run_id = ? ORDER BY position`),
-      getItems: db.prepare(`SELECT step_id, record FROM items WHERE run_id = ? ORDER BY step_id, idx`),
+      getItems: db.prepare(`SELECT step_id, idx, record FROM items WHERE run_id = ? ORDER BY step_id, idx`),
       matchIds: db.prepare(`SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id DESC LIMIT ?`).pluck(),
       owner: db.prepare(`SELECT owner_host, owner_pid, owner_started, heartbeat_ms FROM runs WHERE id = ?`),
       setOwner: db.prepare(`UPDATE runs SET owner_host = ?, owner_pid = ?, owner_started = ?, heartbeat_ms = ? WHERE id = ?`),
@@ -141,56 +147,85 @@ export class SqliteRunStore implements RunStore {
   }
 
   createRun(stored: StoredRun, owner: RunOwner, options: { imported?: boolean } = {}): void {
-    this.guard(() =>
-      this.db
-        .transaction(() => {
-          this.statements.insertRun.run({
-            ...runColumns(stored.run),
-            imported: options.imported ? 1 : 0,
-            host: options.imported ? null : owner.host,
-            pid: options.imported ? null : owner.pid,
-            started: options.imported ? null : owner.started,
-            heartbeatMs: owner.heartbeatMs,
-          });
-          stored.steps.forEach((step, position) => {
-            this.statements.upsertStep.run(stored.run.id, step.record.id, position, step.record.status, JSON.stringify(step.record));
-            for (const item of step.items ?? []) this.upsertItem(stored.run.id, step.record.id, item);
-          });
-        })
-        .immediate(),
-    );
+    const insert = this.db.transaction(() => {
+      this.statements.insertRun.run({
+        ...this.runColumns(stored.run),
+        imported: options.imported ? 1 : 0,
+        host: options.imported ? null : owner.host,
+        pid: options.imported ? null : owner.pid,
+        started: options.imported ? null : owner.started,
+        heartbeatMs: owner.heartbeatMs,
+      });
+      stored.steps.forEach((step, position) => {
+        this.upsertStep(stored.run.id, position, step.record);
+        for (const item of step.items ?? []) this.upsertItem(stored.run.id, step.record.id, item);
+      });
+    });
+    this.guard(() => this.forgetOnFailure(stored.run.id, () => insert.immediate()));
+    if (stored.run.status !== 'running') this.large.forget(stored.run.id); // imported: never written again
   }
 
   write(changes: RunChanges, options: { durable?: boolean } = {}): void {
-    this.guard(() => {
-      if (!options.durable) return this.writeTransaction.immediate(changes);
-      // WAL with synchronous=FULL syncs the log at this commit, and with it every earlier commit.
-      this.statements.syncFull.run();
-      try {
-        this.writeTransaction.immediate(changes);
-      } finally {
-        this.statements.syncNormal.run();
-      }
-    });
+    this.guard(() =>
+      this.forgetOnFailure(changes.runId, () => {
+        if (!options.durable) return this.writeTransaction.immediate(changes);
+        // WAL with synchronous=FULL syncs the log at this commit, and with it every earlier commit.
+        this.statements.syncFull.run();
+        try {
+          this.writeTransaction.immediate(changes);
+        } finally {
+          this.statements.syncNormal.run();
+        }
+      }),
+    );
+    // An ended run is written again only by a resume: no need to keep its large strings meanwhile.
+    if (changes.run && changes.run.status !== 'running') this.large.forget(changes.runId);
+  }
+
+  /**
+   * Runs a write of one run; when it fails (rolled back), forgets which large
+   * values that run has, since what it noted during the write never committed.
+   */
+  private forgetOnFailure<T>(runId: string | undefined, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      this.large.forget(runId);
+      throw error;
+    }
   }
 
   private applyChanges(changes: RunChanges): void {
     const { runId } = changes;
     if (changes.run) {
-      const columns = runColumns(changes.run);
+      const columns = this.runColumns(changes.run);
       this.statements.updateRun.run({ id: runId, status: columns.status, endedAt: columns.endedAt, durationMs: columns.durationMs, record: columns.record });
     }
     for (const step of changes.steps ?? []) {
-      this.statements.upsertStep.run(runId, step.record.id, step.position, step.record.status, JSON.stringify(step.record));
-      if (step.itemCount !== undefined) this.statements.trimItems.run(runId, step.record.id, step.itemCount);
+      this.upsertStep(runId, step.position, step.record);
+      if (step.itemCount !== undefined) {
+        this.statements.trimItems.run(runId, step.record.id, step.itemCount);
+        this.large.trimItems(runId, step.record.id, step.itemCount);
+      }
     }
     for (const { stepId, record } of changes.items ?? []) this.upsertItem(runId, stepId, record);
     for (const intent of changes.intents ?? []) this.statements.insertIntent.run(intent);
     for (const settled of changes.settled ?? []) this.statements.settleIntent.run(settled.outcome, settled.endedAt, settled.id);
   }
 
+  private upsertStep(runId: string, position: number, record: Omit<StepRecord, 'items'>): void {
+    const stored = this.large.externalize(runId, { stepId: record.id, item: STEP_RECORD }, record);
+    this.statements.upsertStep.run(runId, record.id, position, record.status, JSON.stringify(stored));
+  }
+
   private upsertItem(runId: string, stepId: string, item: ItemRecord): void {
-    this.statements.upsertItem.run(runId, stepId, item.index, item.status, JSON.stringify(item));
+    const stored = this.large.externalize(runId, { stepId, item: item.index }, item);
+    this.statements.upsertItem.run(runId, stepId, item.index, item.status, JSON.stringify(stored));
+  }
+
+  /** The runs table's columns for a run; its large strings (inputs from an --inputs file) kept apart like a step's. */
+  private runColumns(run: Omit<RunRecord, 'steps'>) {
+    return runColumns(this.large.externalize(run.id, RUN_RECORD, run));
   }
 
   getRun(id: string): StoredRun | undefined {
@@ -199,15 +234,17 @@ export class SqliteRunStore implements RunStore {
         .transaction(() => {
           const row = this.statements.getRun.get(id) as Row | undefined;
           if (!row) return undefined;
-          const run = { ...(JSON.parse(row.record as string) as Omit<RunRecord, 'steps'>), dir: this.dirOf(row) };
+          const large = this.large.read(id);
+          const parse = <T>(json: string, stepId: string, item: number): T => this.large.resolve(JSON.parse(json) as T, large.get(ownerKey({ stepId, item })));
+          const run = { ...parse<Omit<RunRecord, 'steps'>>(row.record as string, RUN_RECORD.stepId, RUN_RECORD.item), dir: this.dirOf(row) };
           const items = new Map<string, ItemRecord[]>();
           for (const item of this.statements.getItems.all(id) as Row[]) {
             const list = items.get(item.step_id as string) ?? [];
-            list.push(JSON.parse(item.record as string) as ItemRecord);
+            list.push(parse<ItemRecord>(item.record as string, item.step_id as string, Number(item.idx)));
             items.set(item.step_id as string, list);
           }
           const steps = (this.statements.getSteps.all(id) as Row[]).map((step) => {
-            const record = JSON.parse(step.record as string) as Omit<StepRecord, 'items'>;
+            const record = parse<Omit<StepRecord, 'items'>>(step.record as string, step.step_id as string, STEP_RECORD);
             const stepItems = items.get(step.step_id as string);
             return stepItems ? { record, items: stepItems } : { record };
           });
@@ -284,6 +321,7 @@ export class SqliteRunStore implements RunStore {
       this.db
         .transaction(() => {
           for (const id of ids) {
+            this.large.deleteRun(id);
             this.statements.deleteItems.run(id);
             this.statements.deleteSteps.run(id);
             this.statements.deleteJournal.run(id);
@@ -330,7 +368,7 @@ export class SqliteRunStore implements RunStore {
 
   /** Runs `fn` in one IMMEDIATE transaction (other writers wait). */
   inTransaction<T>(fn: () => T): T {
-    return this.guard(() => this.db.transaction(fn).immediate());
+    return this.guard(() => this.forgetOnFailure(undefined, () => this.db.transaction(fn).immediate()));
   }
 
   close(): void {

@@ -60,6 +60,12 @@ function defineTools({ counterFile, stateDir }) {
       input: object({ bytes: { type: 'integer', minimum: 0 } }, ['bytes']),
       run: async ({ bytes }) => text('x'.repeat(bytes)),
     },
+    bigImage: {
+      description: 'Return one PNG-typed image block of `bytes` deterministic bytes (byte i is (i * 31 + 7) & 255), for large binary results.',
+      annotations: READ_ONLY,
+      input: object({ bytes: { type: 'integer', minimum: 0 } }, ['bytes']),
+      run: async ({ bytes }) => ({ content: [{ type: 'image', data: deterministicBytes(bytes).toString('base64'), mimeType: 'image/png' }] }),
+    },
     echo: {
       description: 'Return `text` after `delayMs` (0: at once).',
       annotations: READ_ONLY,
@@ -233,6 +239,13 @@ export function createFaultyServer(options) {
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: REPORT_TEXT }],
   }));
   return server;
+}
+
+/** `bytes` bytes where byte i is (i * 31 + 7) & 255: tests rebuild the same bytes to compare a saved file. */
+export function deterministicBytes(bytes) {
+  const data = Buffer.allocUnsafe(bytes);
+  for (let i = 0; i < bytes; i++) data[i] = (i * 31 + 7) & 255;
+  return data;
 }
 
 function countLines(file) {

@@ -24,6 +24,7 @@
 // Tools (RO read-only, I idempotent; all openWorldHint false, destructiveHint false):
 //   echo {text?, delayMs?}             RO I   text + structuredContent {text}; no I/O on this path
 //   big {bytes}                        RO I   one text block of `bytes` x characters (result size limits)
+//   bigImage {bytes}                   RO I   one image/png block of `bytes` deterministic bytes (byte i = (i*31+7)&255), base64
 //   work {delayMs?, label?}                   appends `label` to the counter, waits, → {count}
 //   crash {delayMs?, afterSideEffect?}        (appends `crash`), waits, exit(1): never answers
 //   crash_once {}                         I   first call creates <state>/crashed and exits; then {recovered: true}

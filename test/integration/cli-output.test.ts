@@ -107,3 +107,43 @@ describe('--json stdout', () => {
     for (const method of ['log', 'info', 'debug', 'warn']) expect(result.stderr).toContain(`noise from ${method}`);
   });
 });
+
+describe('progress without a terminal', () => {
+  it('says queued until a call is sent, prints app progress, counts foreach items instead of listing them, and ends naming the outputs', async () => {
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n    concurrency: 1\n`);
+    const workflow = ws.write(
+      'wf.yaml',
+      [
+        'name: wf',
+        'steps:',
+        '  - id: busy',
+        '    uses: faulty.slow',
+        '    with: { ms: 1200, progressEveryMs: 100 }',
+        '  - id: next', // no needs: ready at once, but the app takes one call at a time
+        '    uses: faulty.echo',
+        '    with: { text: hi }',
+        '  - id: each',
+        '    needs: [busy, next]',
+        '    uses: faulty.echo',
+        '    foreach: [1, 2, 3, 4, 5, 6]',
+        '    with: { text: "n${{ item }}" }',
+        '',
+      ].join('\n'),
+    );
+    const { code, stderr } = await runCli(['--config', ws.config, 'run', workflow], { cwd: ws.dir });
+    expect(code).toBe(0);
+    const lines = stderr.trimEnd().split('\n');
+    const at = (line: string) => lines.indexOf(line);
+    // `next` waits for the app's one slot while `busy` runs: queued, and running only once `busy` is done.
+    expect(at('◌ next queued')).toBeGreaterThan(-1);
+    const progressLine = lines.findIndex((line) => line.startsWith('… busy '));
+    expect(progressLine).toBeGreaterThan(at('▶ busy running'));
+    expect(at('▶ next running')).toBeGreaterThan(progressLine); // sent only after busy's call returned, long after its first progress
+    expect(lines.filter((line) => line.startsWith('… busy '))).toHaveLength(1); // at most one progress line per step every 5 s
+    expect(lines.find((line) => line.startsWith('… busy '))).toMatch(/^… busy \d+\/1200 \(\d+%\) \d+ of 1200 ms$/);
+    expect(lines.filter((line) => line.includes('each['))).toEqual([]); // items that succeed are counted, not listed
+    expect(lines).toContain('✔ each succeeded (6/6 items done: 6 succeeded)');
+    const dir = lines[0]!.split(' → ')[1];
+    expect(lines.at(-1)).toMatch(new RegExp(`^run \\S+ succeeded in \\S+: 3 succeeded; no files saved, outputs in ${dir!.replaceAll('/', '\\/')}$`));
+  });
+});

@@ -1,10 +1,12 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunRecord, StepRecord } from '../../src/artifacts/run-record.js';
+import type { ItemRecord, RunRecord, StepRecord } from '../../src/artifacts/run-record.js';
 import { mapDeep } from '../../src/artifacts/record-values.js';
 import { importRunFolders } from '../../src/store/import-runs.js';
+import { deleteRuns } from '../../src/store/prune.js';
 import { assembleRecord, displayRecord, findRun, openRunStore } from '../../src/store/run-history.js';
 import { RunRecorder } from '../../src/store/run-recorder.js';
 import type { RunOwner } from '../../src/store/run-store.js';
@@ -237,5 +239,131 @@ describe('mapDeep', () => {
     expect(Object.getOwnPropertyDescriptor(mapped, '__proto__')?.value).toBe('***');
     expect(JSON.stringify(mapped)).not.toContain('secret');
     expect(mapDeep(value.a, (text) => text)).toBe(value.a);
+  });
+});
+
+describe('large strings in the store', () => {
+  const MB3 = 3_000_000;
+  const big = (fill: string) => `${fill.repeat(MB3 - 6)}"\u{1F600}\ud800\\`; // a pair, a lone surrogate, escapes: all must come back as they were
+  const dbOf = (artifacts: string) => {
+    const db = new Database(join(artifacts, '.runner', 'runs.db'), { readonly: true });
+    return {
+      chunks: (runId: string) => db.prepare(`SELECT rowid, step_id, item, value_id, iif(typeof(chunk) = 'blob', length(chunk) / 2, length(chunk)) AS size, typeof(chunk) AS type FROM large_values WHERE run_id = ? ORDER BY rowid`).all(runId) as { rowid: number; step_id: string; item: number; value_id: string; size: number; type: string }[],
+      stepJson: (runId: string, stepId: string) => db.prepare(`SELECT record FROM steps WHERE run_id = ? AND step_id = ?`).pluck().get(runId, stepId) as string,
+      close: () => db.close(),
+    };
+  };
+  const id = '20260101-000000-000-aaaa';
+
+  it('keeps a 3 MB string in chunks of at most 1 MiB, gives it back exactly, and does not write it again while it is unchanged', () => {
+    const artifacts = tempArtifacts();
+    const store = storeAt(artifacts);
+    const db = dbOf(artifacts);
+    const text = big('x');
+    const a = { ...step('a', 'succeeded'), text, outputs: { nested: [text] } };
+    save(store, run(id, 'wf', 'running', [a, step('b')]));
+    const first = db.chunks(id);
+    expect(first).toHaveLength(3); // text and outputs share one value
+    expect(new Set(first.map((chunk) => chunk.value_id)).size).toBe(1);
+    expect(first.every((chunk) => chunk.size <= 1024 * 1024)).toBe(true);
+    expect(first.map((chunk) => chunk.type)).toEqual(['text', 'text', 'blob']); // the last one has the lone surrogate
+    expect(db.stepJson(id, 'a').length).toBeLessThan(1000);
+    const stored = store.getRun(id)!;
+    expect(stored.steps[0]!.record.text === text).toBe(true);
+    expect(stored.steps[0]!.record.outputs).toEqual({ nested: [text] });
+    expect(displayRecord(stored).steps[0]!.text).toBe(text);
+
+    store.write({ runId: id, steps: [{ position: 0, record: { ...a, attempts: 2 } }] });
+    expect(db.chunks(id)).toEqual(first); // the same rows: not written again
+    expect(store.getRun(id)!.steps[0]!.record.attempts).toBe(2);
+
+    const changed = big('y');
+    store.write({ runId: id, steps: [{ position: 0, record: { ...a, text: changed, outputs: null } }] });
+    const second = db.chunks(id);
+    expect(second).toHaveLength(3);
+    expect(second.some((chunk) => chunk.value_id === first[0]!.value_id)).toBe(false); // the old value is gone
+    expect(store.getRun(id)!.steps[0]!.record.text).toBe(changed);
+
+    store.write({ runId: id, steps: [{ position: 0, record: { ...a, text: 'small now', outputs: null } }] });
+    expect(db.chunks(id)).toEqual([]);
+    db.close();
+  });
+
+  it('keeps foreach items and run inputs the same way, and removes their chunks with trimmed items and pruned runs', async () => {
+    const artifacts = tempArtifacts();
+    const store = storeAt(artifacts);
+    const db = dbOf(artifacts);
+    const text = big('z');
+    const item = (index: number) => ({ index, status: 'succeeded' as const, attempts: 1, args: { text }, outputs: null, text: `${index}`, files: [], error: null, history: [] });
+    const record = { ...run(id, 'wf', 'running', [{ ...step('a'), items: [item(0), item(1)] }]), inputs: { doc: text } };
+    save(store, record);
+    expect(db.chunks(id).map((chunk) => `${chunk.step_id}/${chunk.item}`)).toEqual(['/-2', '/-2', '/-2', 'a/0', 'a/0', 'a/0', 'a/1', 'a/1', 'a/1']);
+    const stored = store.getRun(id)!;
+    expect(stored.run.inputs.doc).toBe(text);
+    expect(stored.steps[0]!.items!.map((entry) => (entry.args as { text: string }).text === text)).toEqual([true, true]);
+
+    store.write({ runId: id, steps: [{ position: 0, record: step('a', 'running'), itemCount: 1 }] });
+    expect(db.chunks(id).map((chunk) => `${chunk.step_id}/${chunk.item}`)).toEqual(['/-2', '/-2', '/-2', 'a/0', 'a/0', 'a/0']);
+
+    await deleteRuns(store, store.listRuns());
+    expect(db.chunks(id)).toEqual([]);
+    db.close();
+  });
+
+  it('leaves a string that looks like a placeholder as it is', () => {
+    const artifacts = tempArtifacts();
+    const store = storeAt(artifacts);
+    const db = dbOf(artifacts);
+    save(store, run(id, 'wf', 'running', [{ ...step('a'), text: big('x') }, step('b')]));
+    const placeholder = JSON.parse(db.stepJson(id, 'a')).text as string;
+    expect(placeholder).toMatch(/^\u001blarge:/);
+    // Straight into the store (as an imported run.json could) on another record, and from an app through the recorder.
+    store.write({ runId: id, steps: [{ position: 1, record: { ...step('b'), text: placeholder } }] });
+    expect(store.getRun(id)!.steps[1]!.record.text).toBe(placeholder);
+    const recorded = run('20260101-000000-000-bbbb', 'wf', 'running', [{ ...step('a'), text: placeholder }]);
+    new RunRecorder(store, recorded, { owner, secrets: [], clock: new FakeClock(0), session: 0, onFailure: () => {} }).create();
+    expect(fromStoreForm(store.getRun(recorded.id)!.steps[0]!.record.text as string, [])).toBe(placeholder);
+    db.close();
+  });
+
+  it('stores large strings after secrets are replaced by references', () => {
+    const artifacts = tempArtifacts();
+    const store = storeAt(artifacts);
+    const db = dbOf(artifacts);
+    const record = run(id, 'wf', 'running', [{ ...step('a', 'succeeded'), text: `${'x'.repeat(MB3)} s3cret` }]);
+    const recorder = new RunRecorder(store, record, { owner, secrets: [{ name: 'TOKEN', value: 's3cret' }], clock: new FakeClock(0), session: 0, onFailure: () => {} });
+    recorder.create();
+    expect(db.chunks(id)).toHaveLength(3);
+    const stored = store.getRun(id)!;
+    expect(JSON.stringify(stored)).not.toContain('s3cret');
+    expect((displayRecord(stored).steps[0]!.text as string).endsWith(' ***')).toBe(true);
+    expect(fromStoreForm(stored.steps[0]!.record.text as string, [{ name: 'TOKEN', value: 's3cret' }])).toBe(record.steps[0]!.text);
+    recorder.close();
+    db.close();
+  });
+
+  it('writes a value again after a write that rolled back', () => {
+    const artifacts = tempArtifacts();
+    const store = storeAt(artifacts);
+    const a = { ...step('a', 'succeeded'), text: big('x') };
+    save(store, run(id, 'wf', 'running', [a]));
+    const changed = { ...a, text: big('y') };
+    const broken = { index: 0, status: null } as unknown as ItemRecord; // status NOT NULL: fails after the step's chunks are written
+    expect(() => store.write({ runId: id, steps: [{ position: 0, record: changed }], items: [{ stepId: 'a', record: broken }] })).toThrow();
+    expect(store.getRun(id)!.steps[0]!.record.text).toBe(a.text);
+    store.write({ runId: id, steps: [{ position: 0, record: changed }] });
+    expect(store.getRun(id)!.steps[0]!.record.text).toBe(changed.text);
+  });
+
+  it('adds its table to a store written by a runner that knew schema 1', () => {
+    const artifacts = tempArtifacts();
+    storeAt(artifacts).close();
+    const db = new Database(join(artifacts, '.runner', 'runs.db'));
+    db.exec(`DROP TABLE large_values; UPDATE meta SET value = '1' WHERE key = 'schema'`);
+    db.close();
+    const store = storeAt(artifacts);
+    save(store, run(id, 'wf', 'succeeded', [{ ...step('a'), text: big('x') }]));
+    expect(store.getRun(id)!.steps[0]!.record.text).toBe(big('x'));
+    expect(store.getMeta('schema')).toBe('2');
   });
 });

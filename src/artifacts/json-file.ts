@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { containsLargeString, isWellFormed, LARGE_STRING_CHARS, sliceText } from './large-strings.js';
+import { storageError } from './storage-error.js';
+
+/**
+ * Writes `data` as JSON atomically: a temp file beside it, then rename. On
+ * failure (disk full, read-only folder, name too long) the temp file is
+ * removed, the old file is left as it was, and a `storage` RunnerError says
+ * which path and why. The bytes are always `JSON.stringify(data, null, 2) + '\n'`.
+ */
+export function writeJsonAtomic(file: string, data: unknown): void {
+  if (containsLargeString(data)) writeLargeJsonAtomic(file, data);
+  else writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
+}
+
+/** writeJsonAtomic for any content. */
+export function writeFileAtomic(file: string, content: string | Buffer): void {
+  writeAtomic(file, (temp) => writeFileSync(temp, content));
+}
+
+function writeAtomic(file: string, write: (temp: string) => void): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    write(temp);
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw storageError(error, file);
+  }
+}
+
+/**
+ * writeJsonAtomic for a value holding strings of 1 MiB or more (a 60 MB tool
+ * result): the rest is serialized with a placeholder for each such string,
+ * and each string is written in slices, so no whole JSON copy of it is ever
+ * made (stringify, `+ '\n'` and the Buffer of writeFileSync were three).
+ */
+function writeLargeJsonAtomic(file: string, data: unknown): void {
+  const large: string[] = [];
+  // Random, so no string in the data can pass for one; checked below all the same.
+  const tag = `runner-large-${randomBytes(8).toString('hex')}-`;
+  const skeleton = JSON.stringify(
+    data,
+    (_key, value: unknown) => (typeof value === 'string' && value.length >= LARGE_STRING_CHARS ? `${tag}${large.push(value) - 1}` : value),
+    2,
+  );
+  if (countOccurrences(skeleton, tag) !== large.length) {
+    writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
+    return;
+  }
+  writeAtomic(file, (temp) => {
+    const fd = openSync(temp, 'w');
+    try {
+      let pos = 0;
+      large.forEach((text, index) => {
+        const placeholder = `"${tag}${index}"`;
+        const at = skeleton.indexOf(placeholder, pos);
+        writeText(fd, skeleton.slice(pos, at + 1)); // up to and with the opening quote
+        for (const slice of sliceText(text, FILE_SLICE_CHARS)) writeText(fd, jsonStringContent(slice));
+        pos = at + placeholder.length - 1; // the closing quote goes out with what follows
+      });
+      writeText(fd, skeleton.slice(pos) + '\n');
+    } finally {
+      closeSync(fd);
+    }
+  });
+}
+
+/**
+ * Slices of 64 Ki characters: the escaped copy of one is small enough for
+ * V8's young generation, so a 60 MB string of JSON text (quotes everywhere)
+ * leaves no pile of large garbage behind until the next full GC.
+ */
+const FILE_SLICE_CHARS = 64 * 1024;
+
+/** What JSON.stringify writes for these characters: `"`, `\`, control characters (lone surrogates are found apart). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
+/**
+ * A string as JSON.stringify writes it, without the quotes. It escapes code
+ * unit by code unit (a pair kept whole), so the slices' escapes join into the
+ * whole's. Most slices need none: they are written as they are, no copy.
+ */
+function jsonStringContent(slice: string): string {
+  return NEEDS_ESCAPE.test(slice) || !isWellFormed(slice) ? JSON.stringify(slice).slice(1, -1) : slice;
+}
+
+function countOccurrences(text: string, part: string): number {
+  let count = 0;
+  for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + part.length)) count++;
+  return count;
+}
+
+/**
+ * Writes all of `text` as UTF-8. A string goes to writeSync as it is (Node
+ * encodes it into memory it frees at once, where a Buffer would wait for the
+ * GC); should the file take less than all of it, the rest goes as bytes.
+ */
+function writeText(fd: number, text: string): void {
+  const written = writeSync(fd, text);
+  const size = Buffer.byteLength(text, 'utf8');
+  if (written >= size) return;
+  const bytes = Buffer.from(text, 'utf8');
+  for (let offset = written; offset < size; ) offset += writeSync(fd, bytes, offset);
+}
