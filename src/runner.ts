@@ -13,7 +13,7 @@ import { currentOwner } from './store/run-owner.js';
 import type { StoredRun } from './store/run-store.js';
 import { takeOverRun } from './store/take-over.js';
 import { RunnerError } from './errors.js';
-import { readInputsFile, resolveInputs } from './workflow/inputs.js';
+import { readInputsFile, readValueFiles, resolveInputs } from './workflow/inputs.js';
 import { loadWorkflow } from './workflow/load.js';
 import type { Workflow } from './workflow/types.js';
 
@@ -46,7 +46,8 @@ export async function loadRun(options: RunnerContext & { workflowPath: string; i
   const workflow = await loadWorkflow(resolve(options.cwd, options.workflowPath), config);
   const inputsFile = options.inputsFile ? resolve(options.cwd, options.inputsFile) : undefined;
   const fromFile = inputsFile ? await readInputsFile(inputsFile) : {};
-  const inputs = resolveInputs(workflow, fromFile, { cliPairs: options.inputPairs ?? [], file: inputsFile });
+  const cliPairs = await readValueFiles(options.inputPairs ?? [], options.cwd, '-i ');
+  const inputs = resolveInputs(workflow, fromFile, { cliPairs, file: inputsFile });
   return { config, workflow, inputs };
 }
 
@@ -87,6 +88,43 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   }
 }
 
+export interface RunLoadedOptions extends Pick<RunOnceOptions, 'policy' | 'signal' | 'onEvent' | 'onLoaded' | 'clock' | 'env'> {
+  config: RunnerConfig;
+  workflow: Workflow;
+  inputs: Record<string, unknown>;
+  /** Apps the caller opened already (their logs under the run's folder), closed here. */
+  apps: AppRegistry;
+  runId: string;
+}
+
+/** `runner call`: runs a workflow built in memory once, like runOnce, with apps the caller opened to read a tool's schema. */
+export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
+  const { config, workflow, apps } = options;
+  const clock = options.clock ?? systemClock;
+  const store = openRunStore(config.artifacts, clock.now());
+  try {
+    options.onLoaded?.({ config, workflow });
+    return await executeRun({
+      workflow,
+      config,
+      apps,
+      limits: new Limits(config),
+      inputs: options.inputs,
+      policy: options.policy,
+      clock,
+      signal: options.signal,
+      env: options.env,
+      runId: options.runId,
+      store,
+      owner: currentOwner(clock.now()),
+      onEvent: options.onEvent,
+    });
+  } finally {
+    await apps.closeAll();
+    store.close();
+  }
+}
+
 /**
  * Loads what `runner resume ID` continues: the run from the store (never from
  * a file under artifacts, which an app could have written), made this
@@ -123,7 +161,11 @@ async function loadResume(options: RunnerContext, id: string, clock: Clock) {
  */
 function trustedWorkflowFile(stored: StoredRun, config: RunnerConfig): string {
   const file = stored.run.workflowFile;
-  if (!file) throw new RunnerError('usage', `run ${stored.run.id} does not say which workflow file it came from, so it cannot be resumed`);
+  if (!file) {
+    throw new RunnerError('usage', `run ${stored.run.id} does not say which workflow file it came from, so it cannot be resumed`, {
+      hint: 'a run of `runner call` has no workflow file: call the tool again',
+    });
+  }
   const inside = relative(config.dir, file);
   if (stored.imported && (inside.startsWith('..') || isAbsolute(inside))) {
     throw new RunnerError('usage', `run ${stored.run.id} was recorded before the run store existed, and its workflow file ${file} is outside ${config.dir}; it is not resumed`, {

@@ -15,6 +15,8 @@ const pruneCommand: typeof import('./commands/runs.js').pruneCommand = async (..
 const logsCommand: typeof import('./commands/logs.js').logsCommand = async (...args) => (await import('./commands/logs.js')).logsCommand(...args);
 const serveCommand: typeof import('./commands/serve.js').serveCommand = async (...args) => (await import('./commands/serve.js')).serveCommand(...args);
 const toolsCommand: typeof import('./commands/tools.js').toolsCommand = async (...args) => (await import('./commands/tools.js')).toolsCommand(...args);
+const callCommand: typeof import('./commands/call.js').callCommand = async (...args) => (await import('./commands/call.js')).callCommand(...args);
+const initCommand: typeof import('./commands/init.js').initCommand = async (...args) => (await import('./commands/init.js')).initCommand(...args);
 const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
 
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
@@ -38,7 +40,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .command('run')
     .description('run a workflow once; progress on stderr')
     .argument('<workflow>', 'workflow file')
-    .option('-i, --input <key=value>', 'an input value (repeatable)', collect, [])
+    .option('-i, --input <key=value>', 'an input value (repeatable); key=@file.json reads it from a JSON file (@@ for a literal @)', collect, [])
     .option('--inputs <file.json>', 'input values from a JSON file (-i wins over it)')
     .option('--json', 'print the run record as JSON on stdout')
     .option('--yes', 'allow every call the policy would ask about')
@@ -101,10 +103,25 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
 
   program
     .command('tools')
-    .description('list every tool with its annotations and the policy decision that applies')
-    .argument('[app]', 'only this app')
-    .addOption(new Option('--json', 'print JSON'))
+    .description('list every tool with its annotations and the policy decision that applies; APP.TOOL: its schemas and a sample step')
+    .argument('[app]', 'only this app; or APP.TOOL for one tool in detail')
+    .addOption(new Option('--json', 'print JSON, with each tool\'s inputSchema and outputSchema'))
     .action(handle((app: string | undefined, options) => toolsCommand(app, { ...globals(), ...options }, io)));
+
+  program
+    .command('call')
+    .description('call one tool, as a one-step run under the same policy and artifacts rules; prints its text (or outputs as JSON)')
+    .argument('<tool>', 'APP.TOOL')
+    .argument('[args...]', 'arguments as name=value, typed by the tool\'s inputSchema; name=@file.json reads a JSON value (@@ for a literal @)')
+    .option('--json', 'print the run record as JSON on stdout')
+    .option('--yes', 'allow the call if the policy would ask about it')
+    .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
+    .action(handle((tool: string, args: string[], options) => callCommand(tool, args, { ...globals(), ...options }, io)));
+
+  program
+    .command('init')
+    .description('write a starter runner.config.yaml and workflows/hello.yaml in the current folder (never overwrites)')
+    .action(handle(() => initCommand(globals(), io)));
 
   const longRunning: [ServeMode, string][] = [
     ['watch', 'run workflows on their on.watch triggers until stopped'],

@@ -1,3 +1,4 @@
+import { BUILTIN_APP } from '../builtins/catalog.js';
 import type { Diagnostic } from '../errors.js';
 import type { AppDeclaration } from './normalize.js';
 import type { FromSchema, RawApp } from './schema.js';
@@ -49,9 +50,17 @@ const IMPORT_NAMES: PathNames = {
 
 /**
  * Reads the apps of one mcpServers JSON file. Servers named in `skip` (apps
- * the config declares itself, which win) are not checked at all.
+ * the config declares itself, which win) are not checked at all. A server
+ * named `runner` is skipped with a warning: that name belongs to the built-in
+ * tools, and the file is another tool's, which the user may not want to edit.
  */
-export async function readMcpServersFile(file: string, shownAs: string, skip: ReadonlySet<string>, diagnostics: Diagnostic[]): Promise<AppDeclaration[]> {
+export async function readMcpServersFile(
+  file: string,
+  shownAs: string,
+  skip: ReadonlySet<string>,
+  diagnostics: Diagnostic[],
+  warnings: Diagnostic[] = [],
+): Promise<AppDeclaration[]> {
   const text = await readSourceFile(file, shownAs, diagnostics);
   if (text === undefined) return [];
   const problems: Diagnostic[] = [];
@@ -62,7 +71,8 @@ export async function readMcpServersFile(file: string, shownAs: string, skip: Re
   }
   const errors = validateAgainst(mcpServersFileSchema, data).filter((error) => {
     const name = /^\/mcpServers\/([^/]+)/.exec(error.instancePath)?.[1];
-    return name === undefined || !skip.has(name.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const decoded = name?.replace(/~1/g, '/').replace(/~0/g, '~');
+    return decoded === undefined || (!skip.has(decoded) && decoded !== BUILTIN_APP);
   });
   diagnostics.push(...diagnoseSchemaErrors(errors, source, data, IMPORT_NAMES));
   if (errors.length > 0) return [];
@@ -71,6 +81,14 @@ export async function readMcpServersFile(file: string, shownAs: string, skip: Re
   const servers = (data as { mcpServers: Record<string, RawServer> }).mcpServers;
   for (const [name, server] of Object.entries(servers)) {
     if (skip.has(name)) continue;
+    if (name === BUILTIN_APP) {
+      warnings.push({
+        location: locatePath(source, ['mcpServers', name], 'key'),
+        message: `server \`${name}\` is not imported: \`${BUILTIN_APP}\` is the name of runner's built-in tools`,
+        hint: `to use this server, declare it under another name in apps: of runner.config.yaml`,
+      });
+      continue;
+    }
     const path = ['mcpServers', name];
     const http = server.type === 'http' || server.type === 'streamable-http' || (server.type === undefined && server.command === undefined);
     const missing = http ? (server.url === undefined ? 'url' : undefined) : server.command === undefined ? 'command' : undefined;

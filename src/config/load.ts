@@ -1,5 +1,7 @@
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { BUILTIN_APP, BUILTIN_TOOLS } from '../builtins/catalog.js';
 import { throwOnDiagnostics, type Diagnostic } from '../errors.js';
+import { withDotenv } from './dotenv.js';
 import { readMcpServersFile } from './import-mcp-json.js';
 import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.js';
 import { configSchema, type RawConfig } from './schema.js';
@@ -13,8 +15,10 @@ export { CONFIG_FILE_NAME, findConfigFile, type LoadConfigOptions } from './find
 
 /**
  * Loads runner.config.yaml (see findConfigFile) and normalizes it; with no
- * config file, the defaults with `cwd` as the config folder. Every problem is
- * collected, then thrown as one RunnerError with code `config`.
+ * config file, the defaults with `cwd` as the config folder. `${VAR}` expands
+ * from the environment over the `.env` file beside the config (see
+ * withDotenv). Every problem is collected, then thrown as one RunnerError
+ * with code `config`.
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<RunnerConfig> {
   const file = await findConfigFile(options);
@@ -35,11 +39,14 @@ export async function loadConfig(options: LoadConfigOptions): Promise<RunnerConf
   throwOnDiagnostics('config', sortByLocation(diagnostics));
 
   const config = raw as RawConfig;
+  if (config.apps && Object.hasOwn(config.apps, BUILTIN_APP)) diagnostics.push(reservedAppName(source));
   const ownApps = Object.entries(config.apps ?? {}).map(
     ([name, app]): AppDeclaration => ({ name, raw: app, source, path: ['apps', name], names: CONFIG_NAMES }),
   );
-  const imported = await readImports(config.import ?? [], { source, dir, cwd: options.cwd, skip: new Set(Object.keys(config.apps ?? {})) }, diagnostics);
-  const normalized = normalizeConfig({ raw: config, file, dir, apps: [...imported, ...ownApps], env: options.env }, diagnostics);
+  const warnings: Diagnostic[] = [];
+  const imported = await readImports(config.import ?? [], { source, dir, cwd: options.cwd, skip: new Set(Object.keys(config.apps ?? {})) }, diagnostics, warnings);
+  const env = await withDotenv(dir, options.env, (path) => showPath(path, options.cwd));
+  const normalized = normalizeConfig({ raw: config, file, dir, apps: [...imported, ...ownApps], env, warnings }, diagnostics);
   throwOnDiagnostics('config', sortByLocation(diagnostics));
   return normalized;
 }
@@ -49,12 +56,13 @@ async function readImports(
   files: string[],
   context: { source: YamlSource; dir: string; cwd: string; skip: ReadonlySet<string> },
   diagnostics: Diagnostic[],
+  warnings: Diagnostic[],
 ): Promise<AppDeclaration[]> {
   const byName = new Map<string, AppDeclaration>();
   for (const [index, entry] of files.entries()) {
     const file = resolve(context.dir, entry);
     try {
-      for (const app of await readMcpServersFile(file, showPath(file, context.cwd), context.skip, diagnostics)) {
+      for (const app of await readMcpServersFile(file, showPath(file, context.cwd), context.skip, diagnostics, warnings)) {
         byName.delete(app.name);
         byName.set(app.name, app);
       }
@@ -68,6 +76,15 @@ async function readImports(
     }
   }
   return [...byName.values()];
+}
+
+/** `apps: { runner: ... }` in runner.config.yaml: the name belongs to the built-in tools. */
+function reservedAppName(source: YamlSource): Diagnostic {
+  return {
+    location: locatePath(source, ['apps', BUILTIN_APP], 'key'),
+    message: `app name \`${BUILTIN_APP}\` is reserved for runner's built-in tools (${BUILTIN_TOOLS.map((tool) => `${BUILTIN_APP}.${tool.name}`).join(', ')})`,
+    hint: 'give this app another name, and use that name in `uses:`',
+  };
 }
 
 /** A path as messages show it: relative to the working folder when inside it. */

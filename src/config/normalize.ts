@@ -48,6 +48,8 @@ export interface NormalizeConfigInput {
   /** Apps from runner.config.yaml and imports; later ones win on a name clash. */
   apps: AppDeclaration[];
   env: NodeJS.ProcessEnv;
+  /** Problems found while reading the config that stop nothing (an imported server that was skipped). */
+  warnings?: Diagnostic[];
 }
 
 /** Applies defaults, resolves paths, expands ${VAR} and parses durations and rates. */
@@ -78,7 +80,7 @@ export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagno
       ...(raw.retention?.['max-age'] !== undefined && { maxAgeMs: parseDuration(raw.retention['max-age']) }),
       ...(raw.retention?.['max-runs'] !== undefined && { maxRuns: raw.retention['max-runs'] }),
     },
-    warnings: warnSecretsInArgs(input.apps, apps, secretEntries),
+    warnings: [...(input.warnings ?? []), ...warnSecretsInArgs(input.apps, apps, secretEntries)],
   };
 }
 

@@ -1,5 +1,5 @@
-import { mkdir } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Stats } from 'node:fs';
 import type { Clock } from '../clock.js';
@@ -39,14 +39,16 @@ export interface FileWatch {
  * support) and reports each matching file once it has settled. Symlinks are
  * reported as links, never followed into; paths the runner writes itself
  * (run folders, `.runner/`, claim folders) and temp files never match.
- * Missing base folders are created, since chokidar cannot watch a folder that
- * does not exist yet. Resolves once the initial scan is done.
+ * chokidar cannot watch a folder that does not exist yet: a missing base
+ * folder inside the project is created, one outside it never is (its nearest
+ * existing parent is watched instead, so files count once it appears); either
+ * is reported through `onError`. Resolves once the initial scan is done.
  */
 export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch> {
   const { trigger, artifacts } = options;
   const globs = trigger.paths.map((glob) => compileGlob(glob, options.configDir));
   const bases = [...new Set(globs.map((glob) => glob.base))];
-  await Promise.all(bases.map((base) => mkdir(base, { recursive: true })));
+  const roots = await Promise.all(bases.map((base) => prepareBase(base, options)));
   const claims = trigger.claim === 'move';
   const matchOf = (path: string): CompiledGlob | undefined => {
     if (isRunnerOwnedPath(path, artifacts) || isTempFileName(path)) return undefined;
@@ -76,8 +78,12 @@ export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch>
     if (stats) return matchOf(path) === undefined;
     return false;
   };
-  const depths = globs.map((glob) => glob.depth);
-  const watcher: FSWatcher = watch(bases, {
+  // A glob watched from a parent of its base needs the levels in between too.
+  const depths = globs.map((glob) => {
+    const root = roots[bases.indexOf(glob.base)]!;
+    return glob.depth === undefined ? undefined : glob.depth + levelsBetween(root, glob.base);
+  });
+  const watcher: FSWatcher = watch([...new Set(roots)], {
     ignoreInitial: !options.initial,
     followSymlinks: false,
     persistent: true,
@@ -101,6 +107,39 @@ export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch>
       await watcher.close();
     },
   };
+}
+
+/**
+ * The folder to watch for `base`: `base` itself when it exists or could be
+ * created inside the config folder; else its nearest existing parent.
+ */
+async function prepareBase(base: string, options: WatchFilesOptions): Promise<string> {
+  if (await isFolder(base)) return base;
+  const inside = relative(options.configDir, base);
+  const shown = `${base} (watch paths: ${options.trigger.paths.join(', ')})`;
+  if (!inside.startsWith('..') && !isAbsolute(inside)) {
+    await mkdir(base, { recursive: true });
+    options.onError(`watch folder ${inside || '.'} did not exist, so it was created`);
+    return base;
+  }
+  let parent = dirname(base);
+  while (!(await isFolder(parent)) && dirname(parent) !== parent) parent = dirname(parent);
+  options.onError(`watch folder ${shown} does not exist; it is outside the project, so it is not created: files there trigger once it exists`);
+  return parent;
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** How many folder levels `inner` is below `outer` (0 when they are the same). */
+function levelsBetween(outer: string, inner: string): number {
+  const rel = relative(outer, inner);
+  return rel === '' ? 0 : rel.split(sep).length;
 }
 
 /** Whether files matching `glob` can lie inside folder `dir`. */

@@ -1,14 +1,22 @@
+import { resolve } from 'node:path';
 import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { hintFor, renderValue } from '../config/schema-diagnostics.js';
 import { locationAt, parseJsonSource, readSourceFile } from '../config/yaml-source.js';
 import type { InputType, Workflow } from './types.js';
 
 // Workflow inputs from the command line (`-i name=value`, strings converted to
-// the declared type) and from an inputs file (`--inputs FILE.json`, values
-// already of the declared type). `-i` wins over the file, the file over the
-// default.
+// the declared type; `-i name=@file.json`, a value read from a JSON file) and
+// from an inputs file (`--inputs FILE.json`, values already of the declared
+// type). `-i` wins over the file, the file over the default.
 
-const TYPE_PHRASES: Record<InputType, string> = {
+/**
+ * A `name=value` pair from the command line after its `@file.json` was read:
+ * `text` to convert to the declared type, or `value` as the file held it.
+ */
+export type CliPair = { name: string; text: string } | { name: string; value: unknown; file: string };
+
+/** How a message names each input type. */
+export const TYPE_PHRASES: Record<InputType, string> = {
   string: 'a string',
   number: 'a number',
   integer: 'an integer',
@@ -49,7 +57,7 @@ export function describeInputType(type: InputType): string {
 export function resolveInputs(
   workflow: Workflow,
   given: Record<string, unknown>,
-  source: { cliPairs?: string[]; file?: string },
+  source: { cliPairs?: readonly (string | CliPair)[]; file?: string },
 ): Record<string, unknown> {
   const diagnostics: Diagnostic[] = [];
   const values = new Map<string, unknown>();
@@ -67,23 +75,27 @@ export function resolveInputs(
       values.set(name, value);
     }
   }
-  for (const pair of source.cliPairs ?? []) {
-    const equals = pair.indexOf('=');
-    if (equals <= 0) {
-      diagnostics.push({ message: `\`-i ${pair}\`: expected name=value` });
+  for (const entry of source.cliPairs ?? []) {
+    const pair = typeof entry === 'string' ? splitPair(entry) : entry;
+    if (!pair) {
+      diagnostics.push({ message: `\`-i ${String(entry)}\`: expected name=value` });
       continue;
     }
-    const name = pair.slice(0, equals);
-    const text = pair.slice(equals + 1);
+    const { name } = pair;
     const spec = Object.hasOwn(workflow.inputs, name) ? workflow.inputs[name] : undefined;
     attempted.add(name);
     if (!spec) {
       diagnostics.push(unknownInput(workflow, name, `\`-i ${name}\``));
       continue;
     }
-    const value = convertCliValue(text, spec.type);
+    if ('file' in pair) {
+      if (matchesInputType(pair.value, spec.type)) values.set(name, pair.value);
+      else diagnostics.push({ message: `\`-i ${name}=@${pair.file}\`: expected ${describeInputType(spec.type)}, got ${renderJson(pair.value)}` });
+      continue;
+    }
+    const value = convertCliValue(pair.text, spec.type);
     if (value === undefined) {
-      diagnostics.push({ message: `\`-i ${name}\`: expected ${describeInputType(spec.type)}, got \`${text}\`` });
+      diagnostics.push({ message: `\`-i ${name}\`: expected ${describeInputType(spec.type)}, got \`${pair.text}\`` });
     } else {
       values.set(name, value);
     }
@@ -127,6 +139,54 @@ export async function readInputsFile(file: string): Promise<Record<string, unkno
     throwOnDiagnostics('inputs', [{ location: locationAt(source, 0), message: `${file}: expected a JSON object of input values, got ${renderValue(data)}` }]);
   }
   return data as Record<string, unknown>;
+}
+
+/** `name=value` split at the first `=`; undefined without a name. */
+export function splitPair(pair: string): { name: string; text: string } | undefined {
+  const equals = pair.indexOf('=');
+  return equals <= 0 ? undefined : { name: pair.slice(0, equals), text: pair.slice(equals + 1) };
+}
+
+/**
+ * Reads the values given as `name=@file.json` (`flag` is how messages name
+ * them: `-i`): each file, relative to `cwd`, holds one JSON value. `@@` at the
+ * start stands for a literal `@`. Other pairs are left as text; a pair
+ * without `=` is left for the caller to report. A missing, unreadable,
+ * too large or invalid file throws a RunnerError with code `inputs`, naming it.
+ */
+export async function readValueFiles(pairs: readonly string[], cwd: string, flag: string): Promise<(string | CliPair)[]> {
+  return Promise.all(
+    pairs.map(async (entry) => {
+      const pair = splitPair(entry);
+      if (!pair || !pair.text.startsWith('@')) return pair ?? entry;
+      if (pair.text.startsWith('@@')) return { name: pair.name, text: pair.text.slice(1) };
+      const file = pair.text.slice(1);
+      return { name: pair.name, value: await readJsonValueFile(file, cwd, `\`${flag}${pair.name}=@${file}\``), file };
+    }),
+  );
+}
+
+/** One JSON value from a file named on the command line (`what` says where), under the same size limit as other files. */
+async function readJsonValueFile(file: string, cwd: string, what: string): Promise<unknown> {
+  const diagnostics: Diagnostic[] = [];
+  let text: string | undefined;
+  try {
+    text = await readSourceFile(resolve(cwd, file), file, diagnostics, {
+      kind: 'value files',
+      hint: 'pass large data as a file in the artifacts folder and its path as the value',
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new RunnerError('inputs', `${what}: cannot read \`${file}\`: ${code === 'ENOENT' ? 'no such file' : (code ?? (error as Error).message)}`, {
+      hint: `the path is relative to the current folder (${cwd}); write @@ for a value that starts with a literal @`,
+      cause: error,
+    });
+  }
+  throwOnDiagnostics('inputs', diagnostics);
+  const { data } = parseJsonSource(text!, file, diagnostics);
+  const hint = `${what} reads one JSON value from the file (a text is a JSON string, in double quotes)`;
+  throwOnDiagnostics('inputs', diagnostics.map((diagnostic) => ({ ...diagnostic, hint })));
+  return data;
 }
 
 /** A `-i` value converted to the declared type; undefined when it is not one. */

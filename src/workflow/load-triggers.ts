@@ -1,4 +1,5 @@
 // The `on:` part of a workflow file: watch and schedule triggers, checked and normalized.
+import { homedir } from 'node:os';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parseDuration } from '../config/durations.js';
 import { locatePath } from '../config/yaml-source.js';
@@ -11,9 +12,10 @@ import type { ScheduleTrigger, WatchTrigger } from './types.js';
 export const DEFAULT_DEBOUNCE_MS = 300;
 
 export function normalizeWatch(watch: NonNullable<NonNullable<RawWorkflow['on']>['watch']>, context: Context): WatchTrigger {
-  (watch.paths ?? []).forEach((glob, index) => checkWatchPath(glob, index, context));
+  const paths = (watch.paths ?? []).map((glob, index) => expandHome(glob, index, context));
+  paths.forEach((glob, index) => checkWatchPath(glob, index, context));
   return {
-    paths: watch.paths ?? [],
+    paths,
     events: watch.events ?? ['add'],
     debounceMs: typeof watch.debounce === 'string' ? (parseDuration(watch.debounce) ?? 0) : DEFAULT_DEBOUNCE_MS,
     ...(watch.claim !== undefined && { claim: watch.claim }),
@@ -38,6 +40,31 @@ export function normalizeSchedules(context: Context): ScheduleTrigger[] {
         ]
       : [],
   );
+}
+
+// `~`, `~/...`, `$HOME` and `${HOME}` (then `/` or the end): what shells expand at the start of a path.
+const HOME_PREFIX = /^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/;
+const VARIABLE = /\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\})/;
+
+/**
+ * A watch glob with the home folder at its start expanded: `~/inbox/*.pdf`
+ * becomes an absolute path (which serve logs as outside the project). Any
+ * other variable is refused: a glob is not a shell word, and a variable that
+ * is unset (or set differently under a service manager) would silently watch
+ * another folder.
+ */
+function expandHome(glob: string, index: number, context: Context): string {
+  const home = HOME_PREFIX.exec(glob);
+  const rest = home ? glob.slice(home[0].length) : glob;
+  const variable = VARIABLE.exec(rest) ?? /^~[^/]+/.exec(rest);
+  if (variable) {
+    context.diagnostics.push({
+      location: locatePath(context.source, ['on', 'watch', 'paths', index]),
+      message: `watch path \`${glob}\` uses \`${variable[0]}\`, which is not expanded`,
+      hint: 'only `~`, `$HOME` and `${HOME}` at the start of a watch path expand (to your home folder); write other folders as paths, relative to the config folder or absolute',
+    });
+  }
+  return home ? `${homedir().replaceAll('\\', '/')}${rest}` : glob;
 }
 
 /**

@@ -90,3 +90,33 @@ describe('runner run workflows/logo-to-quote.yaml', () => {
     expect(steps.d.outputs.sheets).toEqual(['Two']);
   });
 });
+
+describe('runner run workflows/image-inventory.yaml', () => {
+  it('chains the image app, runner.transform and the sheet app: one row per banner in the workbook, and the same rows as CSV', async () => {
+    const ws = createWorkspace(demoAppsYaml() + policy);
+    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'image-inventory.yaml'), '--json', '-i', 'products=["Alpha","Beta, the second"]'], {
+      cwd: ws.dir,
+    });
+    expect(result.code).toBe(0);
+    const record = JSON.parse(result.stdout);
+    const step = (id: string) => record.steps.find((candidate: { id: string }) => candidate.id === id);
+    expect(step('rows')).toMatchObject({ status: 'succeeded', policy: 'allow' });
+    const runDir = join(ws.artifacts, 'image-inventory', record.id);
+
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(join(runDir, 'inventory.xlsx'));
+    const sheet = workbook.getWorksheet('Banners')!;
+    const row = (n: number) => (sheet.getRow(n).values as unknown[]).slice(1);
+    expect(row(3)).toEqual(['Product', 'Width', 'Height', 'Format', 'Bytes']);
+    expect(row(4).slice(0, 4)).toEqual(['Alpha', 360, 120, 'png']);
+    expect(row(5).slice(0, 4)).toEqual(['Beta, the second', 360, 120, 'png']);
+    // The bytes column holds what the image app measured, which is the size of each banner file.
+    const banners = step('banners').outputs as { path: string }[];
+    expect([row(4)[4], row(5)[4]]).toEqual(banners.map((banner) => readFileSync(banner.path).length));
+    expect(sheet.getCell('E2').formula).toBe('SUM(E4:E200)');
+    expect(row(6)).toEqual([]);
+
+    expect(step('csv').files).toEqual([join(runDir, 'csv', 'inventory.csv')]);
+    expect(readFileSync(join(runDir, 'csv', 'inventory.csv'), 'utf8')).toBe(`Alpha,360,120,png,${row(4)[4]}\n"Beta, the second",360,120,png,${row(5)[4]}\n`);
+  });
+});

@@ -5,7 +5,9 @@ import { ExitCode } from '../../errors.js';
 import { createProgressReporter } from '../../report/progress.js';
 import { formatPlan } from '../../report/plan.js';
 import { loadRun, runOnce } from '../../runner.js';
-import type { PolicyOverrides } from '../../scheduler/events.js';
+import type { RunRecord } from '../../artifacts/run-record.js';
+import type { RunnerConfig } from '../../config/types.js';
+import type { PolicyOverrides, RunEvent } from '../../scheduler/events.js';
 import { planRun } from '../../scheduler/plan.js';
 import { maskRunRecord, maskSecretsDeep } from '../../secrets.js';
 import { createTerminalPrompts } from '../terminal-prompts.js';
@@ -42,7 +44,33 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
     }
   }
 
-  // First Ctrl-C (or SIGTERM) cancels in-flight calls and closes apps; a second one exits at once.
+  const { record, secretValues } = await executeInTerminal(io, policy, (hooks) =>
+    runOnce({ ...base, policy, resume: options.resume, ...hooks }),
+  );
+  if (options.json) io.stdout(JSON.stringify(maskRunRecord(record, secretValues), null, 2) + '\n');
+  return exitCodeOfRun(record);
+}
+
+/** What a run started from the terminal is given: a signal for Ctrl-C, and listeners for progress. */
+export interface TerminalHooks {
+  signal: AbortSignal;
+  onLoaded: (loaded: { config: RunnerConfig }) => void;
+  onEvent: (event: RunEvent) => void;
+}
+
+/**
+ * Runs `start` the way `runner run` does: the first Ctrl-C (or SIGTERM,
+ * SIGHUP) cancels in-flight calls, a second exits at once; on a TTY the
+ * policy's asks prompt; progress goes to stderr; the config's warnings are
+ * printed unless `warned` (the caller printed them already).
+ */
+export async function executeInTerminal(
+  io: CliIO,
+  policy: PolicyOverrides,
+  start: (hooks: TerminalHooks) => Promise<RunRecord>,
+  options: { warned?: boolean } = {},
+): Promise<{ record: RunRecord; secretValues: readonly string[] }> {
+  const interactive = io.stderrIsTTY && Boolean(io.stdin.isTTY);
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -59,15 +87,12 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
   // A closed terminal sends SIGHUP; left to its default, the runner would die without closing its apps.
   process.on('SIGHUP', onSignal);
   try {
-    let reporter: ReturnType<typeof createProgressReporter> | undefined;
+    let reporter: ((event: RunEvent) => void) | undefined;
     let secretValues: readonly string[] = [];
-    const record = await runOnce({
-      ...base,
-      policy,
-      resume: options.resume,
+    const record = await start({
       signal: controller.signal,
       onLoaded: ({ config }) => {
-        reportWarnings(config.warnings, io.stderr);
+        if (!options.warned) reportWarnings(config.warnings, io.stderr);
         const prompts = interactive ? createTerminalPrompts(io, config.secretValues) : undefined;
         if (prompts) Object.assign(policy, { approver: prompts.approver, prompter: prompts.prompter });
         reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues, paused: prompts?.isPrompting });
@@ -75,12 +100,16 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       },
       onEvent: (event) => reporter?.(event),
     });
-    if (options.json) io.stdout(JSON.stringify(maskRunRecord(record, secretValues), null, 2) + '\n');
-    if (record.status === 'cancelled') return ExitCode.interrupted;
-    return record.status === 'succeeded' ? ExitCode.succeeded : ExitCode.stepFailed;
+    return { record, secretValues };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
   }
+}
+
+/** Exit code of a finished run: 0 succeeded, 130 cancelled, 1 otherwise. */
+export function exitCodeOfRun(record: RunRecord): number {
+  if (record.status === 'cancelled') return ExitCode.interrupted;
+  return record.status === 'succeeded' ? ExitCode.succeeded : ExitCode.stepFailed;
 }
