@@ -83,10 +83,10 @@ describe('runner validate', () => {
 });
 
 describe('runner run --dry-run', () => {
-  it('prints the plan with policy decisions and retry safety, calling nothing', async () => {
+  it('prints the plan with policy decisions and retry safety, calling nothing; exits 1 while a step would be denied', async () => {
     const ws = createWorkspace(demoAppsYaml());
     const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--json'], { cwd: ws.dir });
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);
     const plan = JSON.parse(result.stdout);
     expect(plan.levels[0]).toEqual(['logo', 'quote']);
     const byId = Object.fromEntries(plan.steps.map((step: { id: string }) => [step.id, step]));
@@ -98,6 +98,7 @@ describe('runner run --dry-run', () => {
 
     const allowed = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--allow', 'sheet.write_*'], { cwd: ws.dir });
     expect(allowed.stdout).toMatch(/header\s+sheet\.write_range\n\s+policy: allow \(destructive; --allow sheet\.write_\*\)/);
+    expect(allowed.code).toBe(0);
   });
 });
 

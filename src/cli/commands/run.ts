@@ -38,7 +38,9 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       const plan = await planRun(workflow, config, apps, policy, { interactive });
       if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(plan, config.secretValues), null, 2) + '\n');
       else io.stdout(formatPlan(plan));
-      return plan.steps.some((step) => step.problems.length > 0) ? ExitCode.stepFailed : ExitCode.succeeded;
+      // A plan that cannot run as it stands (a problem, or a call the policy would deny) fails, so CI can gate on it.
+      const blocked = plan.steps.some((step) => step.problems.length > 0 || step.policy?.action === 'deny');
+      return blocked ? ExitCode.stepFailed : ExitCode.succeeded;
     } finally {
       await apps.closeAll();
     }
