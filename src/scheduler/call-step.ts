@@ -12,6 +12,7 @@ import { BUILTIN_APP, BUILTIN_TOOLS, findBuiltinTool } from '../builtins/catalog
 import { runBuiltin } from '../builtins/run-builtin.js';
 import type { Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
+import { hintFor } from '../config/schema-diagnostics.js';
 import type { RetryPolicy, RunnerConfig } from '../config/types.js';
 import { evaluateTemplate, ExpressionError, type ExpressionContext } from '../workflow/expressions.js';
 import type { Step } from '../workflow/types.js';
@@ -224,7 +225,7 @@ async function reachTool(step: Step, timeoutMs: number, env: CallEnvironment): P
     const tool = findBuiltinTool(step.tool);
     if (!tool) {
       const names = BUILTIN_TOOLS.map((t) => t.name);
-      throw new CallError('unavailable', `runner has no built-in tool \`${step.tool}\` (built-in tools: ${names.join(', ')})`, { outcome: 'not-sent' });
+      throw new CallError('unavailable', `runner has no built-in tool \`${step.tool}\` (${hintFor(step.tool, names, 'built-in tools')})`, { outcome: 'not-sent' });
     }
     return { connection: null, tool };
   }
@@ -234,7 +235,7 @@ async function reachTool(step: Step, timeoutMs: number, env: CallEnvironment): P
     const tool = await connection.getTool(step.tool, reaching.signal);
     if (!tool) {
       const names = (await connection.listTools(reaching.signal)).map((t) => t.name);
-      throw new CallError('unavailable', `app \`${step.app}\` has no tool \`${step.tool}\` (tools: ${names.join(', ') || 'none'})`);
+      throw new CallError('unavailable', `app \`${step.app}\` has no tool \`${step.tool}\` (${hintFor(step.tool, names, 'tools')})`);
     }
     return { connection, tool };
   } catch (error) {

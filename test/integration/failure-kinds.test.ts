@@ -62,6 +62,8 @@ describe('failure kinds, provoked for real (DESIGN.md §7)', () => {
     expect(missing.step('a').error.kind).toBe('unavailable');
     expect(missing.step('a').error.message).toContain('has no tool `nope`');
     expect(missing.step('a').error.message).toContain('echo');
+    const typo = await runWorkflow('  - id: a\n    uses: faulty.ecoh\n');
+    expect(typo.step('a').error.message).toMatch(/^app `faulty` has no tool `ecoh` \(did you mean `echo`\? tools: /);
 
     const broken = await runWorkflow('  - id: a\n    uses: faulty.echo\n', ['--crash-on-start']);
     expect(broken.result.code).toBe(1);
