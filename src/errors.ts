@@ -9,6 +9,8 @@ export interface SourceLocation {
 export interface Diagnostic {
   location?: SourceLocation;
   message: string;
+  /** A warning is printed and stops nothing (unless `validate --strict`). @default 'error' */
+  severity?: 'error' | 'warning';
   /** What was expected, said plainly ("a duration like 500ms, 30s or 10m"). */
   expected?: string;
   hint?: string;
@@ -57,11 +59,20 @@ export class RunnerError extends Error {
   }
 }
 
-/** Throws a RunnerError carrying every diagnostic, when there is at least one. */
+/** Whether a diagnostic is a warning (anything else is an error). */
+export function isWarning(diagnostic: Diagnostic): boolean {
+  return diagnostic.severity === 'warning';
+}
+
+/**
+ * Throws a RunnerError carrying every diagnostic (warnings too, so they are
+ * shown beside the errors), when there is at least one error.
+ */
 export function throwOnDiagnostics(code: RunnerErrorCode, diagnostics: Diagnostic[]): void {
-  if (diagnostics.length === 0) return;
-  const first = diagnostics[0]!;
-  const more = diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more)` : '';
+  const errors = diagnostics.filter((diagnostic) => !isWarning(diagnostic));
+  if (errors.length === 0) return;
+  const first = errors[0]!;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
   throw new RunnerError(code, `${first.message}${more}`, { diagnostics, location: first.location, hint: first.hint });
 }
 
@@ -79,7 +90,7 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   return text;
 }
 
-/** Exit codes of DESIGN.md §5. */
+/** The exit codes every command uses (documented in the README). */
 export const ExitCode = {
   succeeded: 0,
   stepFailed: 1,

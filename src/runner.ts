@@ -43,7 +43,7 @@ export interface RunOnceOptions extends RunnerContext {
 /** Loads config, workflow and inputs; throws RunnerError (exit 2) before anything runs. */
 export async function loadRun(options: RunnerContext & { workflowPath: string; inputPairs?: string[]; inputsFile?: string }) {
   const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
-  const workflow = await loadWorkflow(resolve(options.cwd, options.workflowPath), config);
+  const workflow = await loadWorkflow(resolve(options.cwd, options.workflowPath), config, { env: options.env });
   const inputsFile = options.inputsFile ? resolve(options.cwd, options.inputsFile) : undefined;
   const fromFile = inputsFile ? await readInputsFile(inputsFile) : {};
   const cliPairs = await readValueFiles(options.inputPairs ?? [], options.cwd, '-i ');
@@ -140,7 +140,7 @@ async function loadResume(options: RunnerContext, id: string, clock: Clock) {
       throw new RunnerError('usage', `run ${run.id} already succeeded; there is nothing to resume`, { hint: 'start a new run with `runner run`' });
     }
     const workflowFile = trustedWorkflowFile(stored, config);
-    const workflow = await loadWorkflow(workflowFile, config);
+    const workflow = await loadWorkflow(workflowFile, config, { env: options.env });
     if (workflow.name !== run.workflow) {
       throw new RunnerError('usage', `run ${run.id} is a run of \`${run.workflow}\`, but ${workflowFile} is now workflow \`${workflow.name}\``, {
         hint: 'start a new run with `runner run`',

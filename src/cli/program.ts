@@ -98,7 +98,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .command('validate')
     .description('check workflow files; --online also checks tools and arguments against the live apps')
     .argument('<workflow...>', 'workflow files')
-    .option('--online', 'connect to the apps and check tool names and arguments')
+    .option('--online', 'connect to the apps and check tool names, arguments and the types flowing between steps')
+    .option('--json', 'print every diagnostic as JSON on stdout: { ok, strict, online, errors, warnings, files: [{ file, ok, name, steps, errors, warnings }], diagnostics: [{ file, line, column, severity, message, hint }] }')
+    .option('--strict', 'count warnings as problems (exit 2)')
+    .addHelpText('after', '\nExit codes: 0 no errors (warnings are printed but stop nothing); 2 an error, or with --strict a warning.')
     .action(handle((files: string[], options) => validateCommand(files, { ...globals(), ...options }, io)));
 
   program

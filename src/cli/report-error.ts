@@ -1,5 +1,5 @@
 import type { CallError } from '../apps/call-error.js';
-import { exitCodeFor, formatDiagnostic, RunnerError, type Diagnostic } from '../errors.js';
+import { exitCodeFor, formatDiagnostic, isWarning, RunnerError, type Diagnostic } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 
 /** Prints an error the way every command does, and returns the exit code for it. */
@@ -7,9 +7,11 @@ export function reportError(error: unknown, options: { stderr: (text: string) =>
   const mask = (text: string) => maskSecrets(text, options.secretValues ?? []);
   if (error instanceof RunnerError) {
     if (error.diagnostics.length > 0) {
-      const count = error.diagnostics.length;
+      const errors = error.diagnostics.filter((diagnostic) => !isWarning(diagnostic));
+      const count = errors.length;
       options.stderr(mask(`error: ${count === 1 ? 'one problem' : `${count} problems`} found; nothing was run\n`));
-      for (const diagnostic of error.diagnostics) options.stderr(mask(formatDiagnostic(diagnostic)) + '\n');
+      for (const diagnostic of errors) options.stderr(mask(formatDiagnostic(diagnostic)) + '\n');
+      reportWarnings(error.diagnostics.filter(isWarning), (text) => options.stderr(mask(text)));
     } else {
       const where = error.location ? `${error.location.file}:${error.location.line}:${error.location.col}: ` : '';
       options.stderr(mask(`error: ${where}${error.message}\n`));
@@ -26,7 +28,7 @@ export function reportError(error: unknown, options: { stderr: (text: string) =>
   return exitCodeFor(error);
 }
 
-/** Prints the config's warnings (they stop nothing), each as `warning: file:line:col: message`. */
+/** Prints warnings of the config or a workflow (they stop nothing), each as `warning: file:line:col: message`. */
 export function reportWarnings(warnings: readonly Diagnostic[], stderr: (text: string) => void): void {
   for (const warning of warnings) stderr(`warning: ${formatDiagnostic(warning)}\n`);
 }

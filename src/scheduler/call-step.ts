@@ -21,7 +21,7 @@ import type { Limits } from './limits.js';
 import { createElicitationHandler } from './elicit.js';
 import { decidePolicy, describeRemedy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
 import { computeBackoffMs, isRetryableKind, isRetrySafe } from './retry.js';
-import { checkToolArguments } from './validate-args.js';
+import { checkToolArguments, coerceToolArguments } from './validate-args.js';
 import { withDeadline } from './deadline.js';
 
 /** The fields a step record and a foreach item record share: what one call fills in. */
@@ -109,6 +109,8 @@ export async function runCall(
       if (error instanceof ExpressionError) throw new CallError('input', `in \`with\`: ${error.message}`);
       throw error;
     }
+    // A number or boolean where the tool wants a string is sent as its string form (`${{ item }}` over [1, 2] into `text`).
+    args = coerceToolArguments(tool, args);
     target.args = args;
     const problems = checkToolArguments(tool, args);
     if (problems.length > 0) {

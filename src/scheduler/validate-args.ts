@@ -1,12 +1,25 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/client';
+import { hintFor, suggestClosest } from '../config/schema-diagnostics.js';
 
 // validateSchema: false — a tool's schema is the app's business; checking it against the
 // meta-schema costs start-up time on every run and would only turn its typos into our errors.
-const draft07 = new Ajv({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
-const draft2020 = new Ajv2020({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
+// verbose: errors carry the value and the schema they are about, for messages that name both.
+const options = { allErrors: true, strict: false, validateFormats: false, validateSchema: false, verbose: true } as const;
+const draft07 = new Ajv(options);
+const draft2020 = new Ajv2020(options);
 const validators = new WeakMap<object, ValidateFunction | null>();
+
+/** One argument that breaks the inputSchema, and where it is inside the arguments. */
+export interface ArgumentProblem {
+  message: string;
+  hint?: string;
+  /** Keys and indexes from the arguments' root to the value (or, for `missing`, to the object that lacks it). */
+  path: string[];
+  /** `value`: the value at `path` is wrong; `key`: the key at `path` should not be there; `missing`: a key is missing there. */
+  target: 'value' | 'key' | 'missing';
+}
 
 /**
  * Checks arguments against a tool's `inputSchema` before anything is sent.
@@ -14,6 +27,11 @@ const validators = new WeakMap<object, ValidateFunction | null>();
  * not compile is not held against the call: the app validates it anyway.
  */
 export function checkToolArguments(tool: Pick<Tool, 'inputSchema'>, args: unknown): string[] {
+  return diagnoseToolArguments(tool, args).map((problem) => problem.message);
+}
+
+/** checkToolArguments with where each problem is and a hint (valid names on an unknown argument). */
+export function diagnoseToolArguments(tool: Pick<Tool, 'inputSchema'>, args: unknown): ArgumentProblem[] {
   const schema = tool.inputSchema as object | undefined;
   if (!schema) return [];
   let validate = validators.get(schema);
@@ -40,18 +58,49 @@ function stripDialect(schema: object): object {
   return rest;
 }
 
-function describeError(error: ErrorObject): string {
-  const where = error.instancePath ? `\`${error.instancePath.slice(1).replaceAll('/', '.')}\`` : 'arguments';
+function describeError(error: ErrorObject): ArgumentProblem {
+  const path = error.instancePath === '' ? [] : error.instancePath.slice(1).split('/').map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const where = path.length > 0 ? `\`${path.join('.')}\`` : 'arguments';
+  const parent = (error.parentSchema ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
   switch (error.keyword) {
-    case 'required':
-      return `missing required argument \`${[error.instancePath.slice(1).replaceAll('/', '.'), (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}\``;
-    case 'additionalProperties':
-      return `unknown argument \`${(error.params as { additionalProperty: string }).additionalProperty}\`${error.instancePath ? ` in ${where}` : ''}`;
-    case 'enum':
-      return `${where} must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
+    case 'required': {
+      const missing = (error.params as { missingProperty: string }).missingProperty;
+      return {
+        message: `missing required argument \`${[...path, missing].join('.')}\``,
+        ...(Array.isArray(parent.required) && { hint: `required: ${parent.required.join(', ')}` }),
+        path,
+        target: 'missing',
+      };
+    }
+    case 'additionalProperties': {
+      const name = (error.params as { additionalProperty: string }).additionalProperty;
+      return {
+        message: `unknown argument \`${name}\`${path.length > 0 ? ` in ${where}` : ''}`,
+        hint: hintFor(name, Object.keys(parent.properties ?? {}), 'arguments'),
+        path: [...path, name],
+        target: 'key',
+      };
+    }
+    case 'enum': {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
+      const closest = typeof error.data === 'string' ? suggestClosest(error.data, allowed.map(String)) : undefined;
+      return { message: `${where} must be one of ${JSON.stringify(allowed)}, got ${describeValue(error.data)}`, ...(closest && { hint: `did you mean \`${closest}\`?` }), path, target: 'value' };
+    }
+    case 'type':
+      return { message: `${where} must be ${(error.params as { type: string | string[] }).type}, got ${describeValue(error.data)}`, path, target: 'value' };
     default:
-      return `${where} ${error.message ?? 'is invalid'}`;
+      return { message: `${where} ${error.message ?? 'is invalid'}`, path, target: 'value' };
   }
+}
+
+/** "a number (42)", "an object": what a value is, short. */
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value) ?? String(value);
+  const shown = text.length > 40 ? `${text.slice(0, 37)}...` : text;
+  return `${typeof value === 'number' ? 'a number' : typeof value === 'boolean' ? 'a boolean' : 'a string'} (${shown})`;
 }
 
 const EXPRESSION = /\$\{\{/;
@@ -70,12 +119,52 @@ function containsExpression(value: unknown): boolean {
  * reported.
  */
 export function checkLiteralArguments(tool: Pick<Tool, 'inputSchema'>, withValue: Record<string, unknown>): string[] {
+  return diagnoseLiteralArguments(tool, withValue).map((problem) => problem.message);
+}
+
+/** checkLiteralArguments with where each problem is and a hint. */
+export function diagnoseLiteralArguments(tool: Pick<Tool, 'inputSchema'>, withValue: Record<string, unknown>): ArgumentProblem[] {
   const dynamic = new Set(Object.keys(withValue).filter((key) => containsExpression(withValue[key])));
-  const problems = checkToolArguments(tool, withValue);
-  return problems.filter((problem) => {
-    for (const key of dynamic) {
-      if (problem.startsWith(`\`${key}\``) || problem.startsWith(`\`${key}.`)) return false;
-    }
-    return true;
-  });
+  return diagnoseToolArguments(tool, coerceToolArguments(tool, withValue)).filter((problem) => problem.target !== 'value' || !dynamic.has(problem.path[0]!));
+}
+
+/**
+ * The arguments with each number or boolean that sits where the inputSchema
+ * wants a string (a top-level property, or a property of a nested object the
+ * schema describes) replaced by its string form: `${{ item }}` over [1, 2]
+ * into a `text: { type: string }` sends "1" and "2". Returns `args` itself
+ * when nothing changes; never modifies it.
+ */
+export function coerceToolArguments<T>(tool: Pick<Tool, 'inputSchema'>, args: T): T {
+  return coerceObject(tool.inputSchema, args) as T;
+}
+
+function coerceObject(schema: unknown, value: unknown): unknown {
+  if (!isRecord(value) || !isRecord(schema) || !isRecord(schema.properties)) return value;
+  let result: Record<string, unknown> | undefined;
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (!Object.hasOwn(value, key) || !isRecord(property)) continue;
+    const current = value[key];
+    const next =
+      typeof current === 'number' || typeof current === 'boolean' ? (wantsStringFor(property, current) ? String(current) : current)
+      : isRecord(current) ? coerceObject(property, current)
+      : current;
+    if (next === current) continue;
+    result ??= { ...value };
+    // defineProperty: a key named `__proto__` stays a plain key.
+    Object.defineProperty(result, key, { value: next, enumerable: true, writable: true, configurable: true });
+  }
+  return result ?? value;
+}
+
+/** Whether the schema takes a string, and not the number or boolean given. */
+function wantsStringFor(schema: Record<string, unknown>, value: number | boolean): boolean {
+  const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as unknown[]) : [];
+  if (!types.includes('string')) return false;
+  const own = typeof value === 'boolean' ? ['boolean'] : Number.isInteger(value) ? ['integer', 'number'] : ['number'];
+  return !types.some((type) => own.includes(type as string));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

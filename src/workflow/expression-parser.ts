@@ -2,13 +2,16 @@
 import { Lexer, Parser, wellKnownFunctions, ExpressionError as ActionsExpressionError, type Expr } from '@actions/expressions';
 import { TokenType, type Token } from '@actions/expressions/lexer';
 import type { FunctionInfo } from '@actions/expressions/funcs/info';
+import { suggestClosest } from '../config/schema-diagnostics.js';
 import { remember } from './bounded-cache.js';
 
-const CONTEXT_NAMES = ['inputs', 'env', 'run', 'workflow', 'trigger', 'steps', 'item', 'index'];
+/** The contexts an expression may read. */
+export const CONTEXT_NAMES = ['inputs', 'env', 'run', 'workflow', 'trigger', 'steps', 'item', 'index'];
 /** The functions that read the job's state, allowed only in `if:`. */
 export const STATUS_FUNCTION_NAMES = ['success', 'failure', 'always', 'cancelled'];
 const STATUS_FUNCTIONS: FunctionInfo[] = STATUS_FUNCTION_NAMES.map((name) => ({ name, minArgs: 0, maxArgs: 0 }));
 const BUILT_IN_FUNCTION_NAMES = Object.values(wellKnownFunctions).map((f) => `${f.name}()`);
+const ALL_FUNCTION_NAMES = [...BUILT_IN_FUNCTION_NAMES, ...STATUS_FUNCTION_NAMES.map((name) => `${name}()`)];
 
 /** Conditions may call the status functions; templates may not. */
 export type ParseMode = 'template' | 'condition';
@@ -41,6 +44,18 @@ export function readPlainAccess(source: string): string | null | undefined {
   const match = PLAIN_ACCESS.exec(source);
   if (!match) return undefined;
   return match[1] === 'steps' && match[2] ? match[2].slice(1).split('.', 1)[0]! : null;
+}
+
+/**
+ * For a plain context access, its context, property names and the offset of
+ * the context name; undefined when the parser must judge.
+ */
+export function readPlainPath(source: string): { context: string; path: string[]; position: number; tested: false } | undefined {
+  const match = PLAIN_ACCESS.exec(source);
+  if (!match) return undefined;
+  const context = match[1]!;
+  // Only whitespace comes before the context name.
+  return { context, path: match[2] ? match[2].slice(1).split('.') : [], position: source.indexOf(context), tested: false };
 }
 
 function parseExpression(source: string, mode: ParseMode): Parsed {
@@ -77,18 +92,29 @@ function describeParseError(error: unknown, source: string, mode: ParseMode): Pa
     if (located) position = Number(located[1]) - 1;
   }
   if (message === 'ErrorExceededMaxLength') message = 'Expression is longer than 21000 characters';
+  // The offending token is private to the error; its message quotes it: "Unrecognized function: 'shout'".
+  const name = /: '([^']*)'$/.exec(message)?.[1] ?? '';
   if (message.startsWith('Unrecognized named-value')) {
-    hint = `contexts are ${CONTEXT_NAMES.join(', ')}`;
+    hint = `${didYouMean(name, CONTEXT_NAMES, '')}contexts are ${CONTEXT_NAMES.join(', ')}`;
   } else if (message.startsWith('Unrecognized function')) {
+    const known = mode === 'condition' ? ALL_FUNCTION_NAMES : BUILT_IN_FUNCTION_NAMES;
+    const statusOnly = mode === 'template' && STATUS_FUNCTION_NAMES.includes(name.toLowerCase());
     hint =
       mode === 'condition'
-        ? `functions are ${[...BUILT_IN_FUNCTION_NAMES, ...STATUS_FUNCTION_NAMES.map((n) => `${n}()`)].join(', ')}`
-        : `functions are ${BUILT_IN_FUNCTION_NAMES.join(', ')} (status functions such as success() work only in if:)`;
+        ? `${didYouMean(name, known, '()')}functions are ${known.join(', ')}`
+        : `${statusOnly ? '' : didYouMean(name, known, '()')}functions are ${known.join(', ')} (status functions such as success() work only in if:)`;
   }
   return { ok: false, message, hint, position };
 }
 
-function offsetOfLineColumn(source: string, line: number, column: number): number {
+/** "did you mean `inputs`? " when a name is close to one of `known` (written with `suffix`), else "". */
+function didYouMean(name: string, known: readonly string[], suffix: string): string {
+  const closest = name ? suggestClosest(name, known.map((entry) => entry.slice(0, entry.length - suffix.length))) : undefined;
+  return closest ? `did you mean \`${closest}${suffix}\`? ` : '';
+}
+
+/** The offset in `source` of a 0-based line and column, as the lexer counts them. */
+export function offsetOfLineColumn(source: string, line: number, column: number): number {
   let offset = 0;
   for (let i = 0; i < line; i++) {
     const newline = source.indexOf('\n', offset);

@@ -19,7 +19,7 @@ export interface StepView {
   error: { kind: string; message: string } | null;
 }
 
-/** Everything an expression can read (DESIGN.md §4). */
+/** Everything an expression can read. */
 export interface ExpressionContext {
   inputs: Record<string, unknown>;
   env: Record<string, string | undefined>;
@@ -57,11 +57,13 @@ export interface ExpressionProblem {
 // ---------------------------------------------------------------------------
 // Conditions: `if:` with or without ${{ }}
 
-type ConditionSource =
-  | { ok: true; source: string; raw: string; /** where parse errors are reported */ at: (position: number) => number }
+/** An `if:` as the expression to parse, or what is wrong with its `${{ }}` wrapping. */
+export type ConditionSource =
+  | { ok: true; source: string; raw: string; /** where problems at a position of `source` are reported */ at: (position: number) => number }
   | { ok: false; problem: ExpressionProblem };
 
-function readCondition(text: string): ConditionSource {
+/** Unwraps an `if:` written with ${{ }}; a bare condition is its own source. */
+export function readCondition(text: string): ConditionSource {
   const trimmed = text.trim();
   if (trimmed === '') return { ok: false, problem: { message: 'Empty condition', offset: 0 } };
   if (!text.includes('${{')) return { ok: true, source: text, raw: text, at: (position) => position };

@@ -10,7 +10,12 @@ export interface LoadContext {
   source: YamlSource;
   raw: RawWorkflow;
   config: RunnerConfig;
+  /** Errors and warnings (`severity: 'warning'`). */
   diagnostics: Diagnostic[];
+  /** Declared inputs by lower-case name, for `inputs.X` in expressions. */
+  inputNames: ReadonlyMap<string, string>;
+  /** The environment `env.X` is checked against; undefined: not checked. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Names things in a workflow for messages: "step `logo`", "input `company`". */

@@ -1,25 +1,37 @@
 import { basename, resolve } from 'node:path';
-import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
+import { isWarning, RunnerError, throwOnDiagnostics, type Diagnostic, type SourceLocation } from '../errors.js';
 import { parseDuration } from '../config/durations.js';
 import { sortByLocation } from '../config/load.js';
 import { normalizeRetry } from '../config/normalize.js';
 import type { RunnerConfig } from '../config/types.js';
 import { diagnoseSchemaErrors, hintFor, validateAgainst } from '../config/schema-diagnostics.js';
-import { locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile } from '../config/yaml-source.js';
+import { locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile, type YamlPath, type YamlSource } from '../config/yaml-source.js';
+import { checkBuiltinStep } from './builtin-steps.js';
 import { describeInputType, matchesInputType } from './inputs.js';
 import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
+import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
 import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
+import { diagnoseUnusableAppUse } from '../config/unusable-apps.js';
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
 const USES = new RegExp(USES_PATTERN);
 
-/** Reads, validates and normalizes a workflow file; problems throw one RunnerError with code `workflow`. */
-export async function loadWorkflow(file: string, config: RunnerConfig): Promise<Workflow> {
+/** What loading a workflow may check against besides the config. */
+export interface LoadWorkflowOptions {
+  /** The environment runs will see: an `env.X` unset in it is a warning. Not given: not checked. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Reads, validates and normalizes a workflow file; errors throw one
+ * RunnerError with code `workflow`, warnings are returned in `warnings`.
+ */
+export async function loadWorkflow(file: string, config: RunnerConfig, options: LoadWorkflowOptions = {}): Promise<Workflow> {
   const diagnostics: Diagnostic[] = [];
   let text: string | undefined;
   try {
@@ -29,15 +41,16 @@ export async function loadWorkflow(file: string, config: RunnerConfig): Promise<
     throw new RunnerError('not-found', `workflow file \`${file}\` ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}`, { cause: error });
   }
   throwOnDiagnostics('workflow', diagnostics);
-  return parseWorkflowText(text!, file, config);
+  return parseWorkflowText(text!, file, config, options);
 }
 
 /**
  * Validates and normalizes workflow text: schema, names, `uses` against the
- * config's apps, `needs`, every ${{ }}, step references and cycles. Linear in
- * the size of the workflow; positions are looked up only for problems.
+ * config's apps, `needs`, every ${{ }} (syntax and what it reads), step
+ * references and cycles. Linear in the size of the workflow; positions are
+ * looked up only for problems.
  */
-export function parseWorkflowText(text: string, file: string, config: RunnerConfig): Workflow {
+export function parseWorkflowText(text: string, file: string, config: RunnerConfig, options: LoadWorkflowOptions = {}): Workflow {
   const diagnostics: Diagnostic[] = [];
   const { source, data } = parseYamlSource(text, file, diagnostics);
   throwOnDiagnostics('workflow', diagnostics);
@@ -45,7 +58,7 @@ export function parseWorkflowText(text: string, file: string, config: RunnerConf
   diagnostics.push(...diagnoseSchemaErrors(validateAgainst(workflowSchema, raw), source, raw, WORKFLOW_NAMES));
   // Checks below run even after schema errors (on the parts that have the right
   // shape), so one pass shows every problem; they must not trust types blindly.
-  const context: Context = { source, raw, config, diagnostics };
+  const context: Context = { source, raw, config, diagnostics, inputNames: readInputNames(raw), ...(options.env && { env: options.env }) };
   const workflow: Workflow = {
     file: resolve(file),
     name: normalizeName(context),
@@ -60,9 +73,35 @@ export function parseWorkflowText(text: string, file: string, config: RunnerConf
     },
     steps: normalizeSteps(context),
     location: locatePath(source, []),
+    warnings: [],
   };
-  throwOnDiagnostics('workflow', sortByLocation(diagnostics));
+  const sorted = sortByLocation(diagnostics);
+  throwOnDiagnostics('workflow', sorted);
+  workflow.warnings = sorted.filter(isWarning);
+  sources.set(workflow, source);
   return workflow;
+}
+
+// The parsed source of each loaded workflow, for positions asked for later
+// (`validate --online` and `run --dry-run` check arguments against the apps).
+const sources = new WeakMap<Workflow, YamlSource>();
+
+/**
+ * Where something of a loaded workflow is written: a character of the string
+ * at `path` (`{ value, offset }`), the key at `path` (`'key'`), or the value.
+ */
+export function locateInWorkflow(workflow: Workflow, path: YamlPath, at?: { value: string; offset: number } | 'key'): SourceLocation {
+  const source = sources.get(workflow);
+  if (!source) return workflow.location;
+  if (at === undefined || at === 'key') return locatePath(source, path, at ?? 'value');
+  return locateInValue(source, path, at.value, at.offset);
+}
+
+/** Declared input names by lower-case name (`inputs.X` resolves case-insensitively at run time). */
+function readInputNames(raw: RawWorkflow): Map<string, string> {
+  const names = new Map<string, string>();
+  if (isRecord(raw.inputs)) for (const name of Object.keys(raw.inputs)) if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
+  return names;
 }
 
 function normalizeName(context: Context): string {
@@ -144,7 +183,11 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   const dot = USES.test(uses) ? uses.indexOf('.') : -1;
   const app = dot > 0 ? uses.slice(0, dot) : '';
   const tool = dot > 0 ? uses.slice(dot + 1) : '';
-  if (app && app !== BUILTIN_APP && !Object.hasOwn(context.config.apps, app)) {
+  if (app === BUILTIN_APP) checkBuiltinStep(raw, index, tool, context);
+  else if (app && context.config.unusableApps && Object.hasOwn(context.config.unusableApps, app)) {
+    // An imported server that cannot be used: the error is positioned in the imported file.
+    context.diagnostics.push(diagnoseUnusableAppUse(context.config.unusableApps[app]!, { uses, stepId: id, location: locatePath(context.source, ['steps', index, 'uses']) }));
+  } else if (app && !Object.hasOwn(context.config.apps, app)) {
     const where = context.config.file ? `apps in ${context.config.file}` : 'apps (no runner.config.yaml was found)';
     context.diagnostics.push({
       location: locatePath(context.source, ['steps', index, 'uses']),

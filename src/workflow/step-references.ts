@@ -1,64 +1,14 @@
-// `steps.<id>` references in a workflow: expression checks, implicit needs, unknown ids and cycles.
+// `steps.<id>` references in a workflow: implicit needs, unknown ids, reads that need to know the step, and cycles.
 import type { SourceLocation } from '../errors.js';
 import { describePath, hintFor } from '../config/schema-diagnostics.js';
-import { locateInString, locatePath, type YamlPath } from '../config/yaml-source.js';
-import { checkCondition, checkTemplateString, findConditionStepReferences, findStepReferences } from './expressions.js';
+import { locatePath, type YamlPath } from '../config/yaml-source.js';
+import type { Reference } from './check-step-expressions.js';
 import { findCycle } from './graph.js';
-import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
-import type { RawStep } from './schema.js';
+import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
+import { locateInValue } from './locate-in-string.js';
 import type { Step } from './types.js';
 
-/** A `steps.<id>` reference found in a string of a step, kept until every id is known. */
-export interface Reference {
-  id: string;
-  path: (string | number)[];
-  text: string;
-}
-
-/** Syntax-checks the step's expressions and collects its `steps.<id>` references. */
-export function collectReferences(raw: RawStep, index: number, context: Context): Reference[] {
-  const references: Reference[] = [];
-  const path: (string | number)[] = ['steps', index];
-  for (const key of ['with', 'foreach', 'elicit'] as const) {
-    if (raw[key] === undefined) continue;
-    path.push(key);
-    scanTemplates(raw[key], path, references, context);
-    path.pop();
-  }
-  if (typeof raw.if === 'string') {
-    const ifPath = [...path, 'if'];
-    for (const problem of checkCondition(raw.if)) reportExpression(problem, ifPath, context);
-    for (const id of findConditionStepReferences(raw.if)) references.push({ id, path: ifPath, text: raw.if });
-  }
-  return references;
-}
-
-function scanTemplates(value: unknown, path: (string | number)[], references: Reference[], context: Context): void {
-  if (typeof value === 'string') {
-    if (!value.includes('${{')) return;
-    for (const problem of checkTemplateString(value)) reportExpression(problem, path, context);
-    for (const id of findStepReferences(value)) references.push({ id, path: [...path], text: value });
-  } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      path.push(i);
-      scanTemplates(value[i], path, references, context);
-      path.pop();
-    }
-  } else if (isRecord(value)) {
-    for (const key of Object.keys(value)) {
-      path.push(key);
-      scanTemplates(value[key], path, references, context);
-      path.pop();
-    }
-  }
-}
-
-function reportExpression(problem: { message: string; offset: number }, path: (string | number)[], context: Context): void {
-  context.diagnostics.push({
-    location: locateInString(context.source, path, problem.offset),
-    message: `${describePath(path, context.raw, WORKFLOW_NAMES)}: ${problem.message}`,
-  });
-}
+export { collectReferences, type Reference } from './check-step-expressions.js';
 
 /** Resolves explicit and implicit needs, reporting unknown and self references, then cycles. */
 export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstIndexById: Map<string, number>, context: Context): void {
@@ -84,9 +34,11 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
       const locate = () => locatePath(source, typeof rawNeeds === 'string' ? ['steps', i, 'needs'] : ['steps', i, 'needs', j]);
       if (check(step, id, locate, ['steps', i, 'needs'])) needs.add(id);
     });
-    for (const { id, path, text } of referencesByStep[i]!) {
-      const locate = () => locateInString(source, path, Math.max(0, text.indexOf(`steps.${id}`)));
-      if (check(step, id, locate, path)) needs.add(id);
+    for (const reference of referencesByStep[i]!) {
+      const locate = () => locateInValue(source, reference.path, reference.value, reference.offset);
+      if (!check(step, reference.id, locate, reference.path)) continue;
+      needs.add(reference.id);
+      checkForeachRead(reference, raw.steps?.[firstIndexById.get(reference.id)!], locate, context);
     }
     step.needs = needs.size === 0 ? [] : [...needs].sort();
   });
@@ -100,4 +52,21 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
       hint: 'remove one of these needs; references to `steps.<id>` in `with`, `if`, `foreach` and `elicit` count as needs too',
     });
   }
+}
+
+/**
+ * A foreach step's `outputs` is a list, one entry per item:
+ * `steps.fan.outputs.path` is always empty; `outputs[0].path` or
+ * `outputs.*.path` is meant. A warning, not an error: the read is empty,
+ * not harmful, and generated workflows (the benchmarks' among them) have it.
+ */
+function checkForeachRead(reference: Reference, producer: { foreach?: unknown } | undefined, locate: () => SourceLocation, context: Context): void {
+  const { property, next, id } = reference;
+  if (producer?.foreach === undefined || typeof next !== 'string' || property !== 'outputs') return;
+  context.diagnostics.push({
+    location: locate(),
+    message: `${describePath(reference.path, context.raw, WORKFLOW_NAMES)} reads \`steps.${id}.outputs.${next}\`, but step \`${id}\` has \`foreach\`: its outputs is a list with one entry per item, so this is always empty`,
+    hint: `read one item, \`steps.${id}.outputs[0].${next}\`, or every item, \`steps.${id}.outputs.*.${next}\``,
+    severity: 'warning',
+  });
 }

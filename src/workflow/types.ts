@@ -1,4 +1,4 @@
-import type { SourceLocation } from '../errors.js';
+import type { Diagnostic, SourceLocation } from '../errors.js';
 import type { RetryOverrides } from '../config/types.js';
 
 /** A JSON value as written in YAML: strings may hold `${{ }}` expressions. */
@@ -75,4 +75,6 @@ export interface Workflow {
   /** In file order. */
   steps: Step[];
   location: SourceLocation;
+  /** Problems that stop nothing (an unset `env.X`, `{{ }}` without `$`), for the CLI to print; set by the loader. */
+  warnings?: Diagnostic[];
 }

@@ -30,9 +30,11 @@ describe('runner.transform', () => {
 
   it('fails as input with the position of a syntax error, and as timeout when it runs past the step timeout', async () => {
     const { step } = await run(
-      "  - id: syntax\n    uses: runner.transform\n    with: { expression: '$.[a, ' }\n    continue-on-error: true\n" +
+      // Written through an input: a literal expression that does not parse is stopped by validate, before the run.
+      "  - id: syntax\n    uses: runner.transform\n    with: { expression: '${{ inputs.broken }}' }\n    continue-on-error: true\n" +
         "  - id: endless\n    uses: runner.transform\n    timeout: 1s\n    with: { expression: '$sum([1..10000000].([1..10000000] ~> $sum()))' }\n    continue-on-error: true\n" +
         "  - id: after\n    uses: runner.transform\n    needs: [endless]\n    with: { input: 21, expression: '$ * 2' }\n",
+      "inputs:\n  broken: { default: '$.[a, ' }\n",
     );
     expect(step('syntax').error).toEqual({ kind: 'input', message: 'runner.transform: Expected "]" before end of expression at character 6 in `$.[a, `', outcome: 'not-sent' });
     expect(step('endless').error).toMatchObject({ kind: 'timeout', message: 'runner.transform did not finish within 1s (timeout)' });

@@ -75,8 +75,8 @@ describe('runner validate', () => {
     expect(offline.code).toBe(0);
     const online = await runCli(['--config', ws.config, 'validate', '--online', file], { cwd: ws.dir });
     expect(online.code).toBe(2);
-    expect(online.stderr).toContain(`${file}:5:5: step \`a\`: unknown argument \`colour\``);
-    expect(online.stderr).toMatch(new RegExp(`${file}:7:5: step \`b\`: app \`image\` has no tool \`nope\``));
+    expect(online.stderr).toContain(`${file}:5:26: step \`a\`: unknown argument \`colour\`\n  hint: arguments: path`);
+    expect(online.stderr).toMatch(new RegExp(`${file}:7:11: step \`b\`: app \`image\` has no tool \`nope\``));
     expect(online.stderr).toContain('step `c`: missing required argument `width`');
     expect(online.stderr).not.toContain('`path`');
   });

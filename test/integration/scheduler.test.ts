@@ -171,3 +171,15 @@ describe('elicitation', () => {
     });
   }
 });
+
+describe('arguments', () => {
+  it('passes a number or boolean as its string form where the inputSchema wants a string, and names the item that still does not fit', async () => {
+    const run = await runFaulty(
+      '  - id: each\n    uses: faulty.echo\n    foreach: [1, 2.5, true]\n    with: { text: "${{ item }}" }\n' +
+        '  - id: worse\n    uses: faulty.echo\n    foreach: [x, [1]]\n    with: { text: "${{ item }}" }\n    continue-on-error: true\n',
+    );
+    expect(run.step('each')).toMatchObject({ status: 'succeeded', text: ['1', '2.5', 'true'], args: [{ text: '1' }, { text: '2.5' }, { text: 'true' }] });
+    expect(run.step('worse').status).toBe('failed');
+    expect(run.step('worse').error.message).toMatch(/^item 1: arguments do not match the inputSchema of faulty.echo: `text` must be string/);
+  });
+});

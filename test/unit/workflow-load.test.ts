@@ -43,6 +43,7 @@ describe('parseWorkflowText: normalization', () => {
     'inputs:',
     '  company: { type: string, default: Acme }',
     '  count: { type: integer }',
+    '  images: { type: array, default: [] }',
     'timeout: 10m',
     'defaults: { timeout: 60s, retry: 2 }',
     'steps:',
@@ -96,14 +97,14 @@ describe('parseWorkflowText: normalization', () => {
       timeoutMs: 30_000,
       idleTimeoutMs: 10_000,
       continueOnError: true,
-      location: { file: 'wf.yaml', line: 17, col: 5 },
+      location: { file: 'wf.yaml', line: 18, col: 5 },
     });
     expect(paste!.keyLocations).toMatchObject({
-      id: { line: 17, col: 5 },
-      uses: { line: 18, col: 5 },
-      needs: { line: 19, col: 5 },
-      if: { line: 20, col: 5 },
-      with: { line: 21, col: 5 },
+      id: { line: 18, col: 5 },
+      uses: { line: 19, col: 5 },
+      needs: { line: 20, col: 5 },
+      if: { line: 21, col: 5 },
+      with: { line: 22, col: 5 },
     });
     expect(quote!.needs).toEqual([]);
     expect(thumbs).toMatchObject({ foreach: '${{ inputs.images }}', if: 'always()' });
@@ -118,7 +119,7 @@ describe('parseWorkflowText: normalization', () => {
   });
 
   it('handles 10,000 steps with references in one pass', () => {
-    let big = 'name: big\nsteps:\n';
+    let big = 'name: big\ninputs:\n  path: { type: string, default: x.png }\nsteps:\n';
     for (let i = 0; i < 10_000; i++) {
       big += `  - id: s${i}\n    uses: image.resize\n    with: { path: "\${{ steps.s${Math.max(0, i - 1)}.outputs.path }}" }\n`;
     }
@@ -154,10 +155,10 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
     ]);
   });
 
-  it('reports an unknown step referenced inside ${{ }} at the reference', () => {
+  it('reports an unknown step referenced inside ${{ }} at its ${{', () => {
     const text = lines('steps:', '  - id: logo', '    uses: image.render_text', '  - id: paste', '    uses: sheet.insert_image', '    with:', '      image: ${{ steps.lgo.files[0] }}');
     expect(problemsOf(() => parse(text))).toEqual([
-      'wf.yaml:7:18: `with.image` of step `paste` refers to step `lgo`, which does not exist\n  hint: did you mean `logo`? steps: logo, paste',
+      'wf.yaml:7:14: `with.image` of step `paste` refers to step `lgo`, which does not exist\n  hint: did you mean `logo`? steps: logo, paste',
     ]);
   });
 
@@ -175,7 +176,7 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
       'wf.yaml:4:16: `needs` of step `a` refers to step `zz`, which does not exist\n  hint: steps: a',
       expect.stringMatching(/^wf\.yaml:5:\d+: `if` of step `a`: /),
       "wf.yaml:6:23: `with.x` of step `a`: Unexpected symbol: '+' in `${{ 1 + }}`",
-      'wf.yaml:6:44: `with.y` of step `a` refers to its own step `a`\n  hint: a step cannot need itself or read its own result',
+      'wf.yaml:6:40: `with.y` of step `a` refers to its own step `a`\n  hint: a step cannot need itself or read its own result',
     ]);
   });
 

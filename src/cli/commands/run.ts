@@ -7,6 +7,7 @@ import { formatPlan } from '../../report/plan.js';
 import { loadRun, runOnce } from '../../runner.js';
 import type { RunRecord } from '../../artifacts/run-record.js';
 import type { RunnerConfig } from '../../config/types.js';
+import type { Workflow } from '../../workflow/types.js';
 import type { PolicyOverrides, RunEvent } from '../../scheduler/events.js';
 import { planRun } from '../../scheduler/plan.js';
 import { maskRunRecord, maskSecretsDeep } from '../../secrets.js';
@@ -33,6 +34,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
 
   if (options.dryRun) {
     const { config, workflow } = await loadRun(base);
+    reportWarnings([...config.warnings, ...(workflow.warnings ?? [])], io.stderr);
     const apps = new AppRegistry({ config });
     try {
       const plan = await planRun(workflow, config, apps, policy, { interactive });
@@ -56,7 +58,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
 /** What a run started from the terminal is given: a signal for Ctrl-C, and listeners for progress. */
 export interface TerminalHooks {
   signal: AbortSignal;
-  onLoaded: (loaded: { config: RunnerConfig }) => void;
+  onLoaded: (loaded: { config: RunnerConfig; workflow?: Workflow }) => void;
   onEvent: (event: RunEvent) => void;
 }
 
@@ -93,8 +95,8 @@ export async function executeInTerminal(
     let secretValues: readonly string[] = [];
     const record = await start({
       signal: controller.signal,
-      onLoaded: ({ config }) => {
-        if (!options.warned) reportWarnings(config.warnings, io.stderr);
+      onLoaded: ({ config, workflow }) => {
+        if (!options.warned) reportWarnings([...config.warnings, ...(workflow?.warnings ?? [])], io.stderr);
         const prompts = interactive ? createTerminalPrompts(io, config.secretValues) : undefined;
         if (prompts) Object.assign(policy, { approver: prompts.approver, prompter: prompts.prompter });
         reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues, paused: prompts?.isPrompting });
