@@ -15,6 +15,8 @@ export interface LoadTriggeredOptions {
   cwd: string;
   /** The trigger kinds the command serves. */
   kinds: TriggerKind[];
+  /** The environment `env.X` reads (checked at load: an unset one is a warning). */
+  env?: Record<string, string | undefined>;
 }
 
 const TRIGGER_KEYS: Record<TriggerKind, string> = { watch: 'on.watch', schedule: 'on.schedule' };
@@ -37,7 +39,7 @@ export async function loadTriggeredWorkflows(options: LoadTriggeredOptions): Pro
   const loaded: Workflow[] = [];
   for (const file of files) {
     try {
-      loaded.push(await loadWorkflow(file, config));
+      loaded.push(await loadWorkflow(file, config, { env: options.env }));
     } catch (error) {
       if (!(error instanceof RunnerError)) throw error;
       diagnostics.push(...(error.diagnostics.length > 0 ? error.diagnostics : [{ message: error.message, location: error.location, hint: error.hint }]));

@@ -34,7 +34,8 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
   reportWarnings(config.warnings, io.stderr);
   const kinds = KINDS[mode];
-  const { served, skipped } = await loadTriggeredWorkflows({ files, config, cwd: io.cwd, kinds });
+  const { served, skipped } = await loadTriggeredWorkflows({ files, config, cwd: io.cwd, kinds, env: io.env });
+  reportWarnings(served.flatMap((workflow) => workflow.warnings ?? []), io.stderr);
   const report = createReporter(io, Boolean(options.json), config.secretValues);
 
   const service = new TriggerService({
