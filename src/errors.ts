@@ -90,7 +90,7 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   return text;
 }
 
-/** The exit codes every command uses (documented in the README). */
+/** The exit codes every command uses (documented in docs/commands.md). */
 export const ExitCode = {
   succeeded: 0,
   stepFailed: 1,

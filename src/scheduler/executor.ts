@@ -199,7 +199,9 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     if (controller.signal.aborted) return setStatus('cancelled', 'the run was stopped before this step started');
 
     const needs = step.needs.map((need) => recordsById.get(need)!);
-    const blocking = needs.filter((need) => !(need.status === 'succeeded' || (need.status === 'failed' && stepsById.get(need.id)!.continueOnError)));
+    // A step whose failure or denial is tolerated (continue-on-error) does not hold back what needs it.
+    const tolerated = (need: StepRecord) => (need.status === 'failed' || need.status === 'denied') && stepsById.get(need.id)!.continueOnError;
+    const blocking = needs.filter((need) => !(need.status === 'succeeded' || tolerated(need)));
     const context: ExpressionContext = { ...baseContext, steps: views };
     if (step.if !== undefined && usesStatusFunction(step.if)) {
       context.job = {

@@ -118,5 +118,10 @@ describe('runner run workflows/image-inventory.yaml', () => {
 
     expect(step('csv').files).toEqual([join(runDir, 'csv', 'inventory.csv')]);
     expect(readFileSync(join(runDir, 'csv', 'inventory.csv'), 'utf8')).toBe(`Alpha,360,120,png,${row(4)[4]}\n"Beta, the second",360,120,png,${row(5)[4]}\n`);
+
+    // One product is still one row (a list of one row, not the row itself).
+    const one = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'image-inventory.yaml'), '--json', '-i', 'products=["Solo"]'], { cwd: ws.dir });
+    expect(one.code).toBe(0);
+    expect(JSON.parse(one.stdout).steps.find((candidate: { id: string }) => candidate.id === 'rows').outputs).toEqual([['Solo', 360, 120, 'png', expect.any(Number)]]);
   });
 });

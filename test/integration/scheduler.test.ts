@@ -153,6 +153,13 @@ describe('permission policy (DESIGN.md §3)', () => {
     const allowed = await runFaulty('  - id: a\n    uses: faulty.no_annotations\n', { cliArgs: ['--allow', 'faulty.no_*'], configYaml: 'policy:\n  open-world: allow\n' });
     expect(allowed.step('a')).toMatchObject({ status: 'succeeded', policy: 'allow' });
   });
+
+  it('a denial tolerated by continue-on-error does not hold back the steps that need it', async () => {
+    const run = await runFaulty('  - id: a\n    uses: faulty.no_annotations\n    continue-on-error: true\n  - id: b\n    uses: faulty.echo\n    needs: [a]\n    with: { text: after }\n');
+    expect(run.code).toBe(0);
+    expect(run.step('a').status).toBe('denied');
+    expect(run.step('b')).toMatchObject({ status: 'succeeded', text: 'after' });
+  });
 });
 
 describe('elicitation', () => {
