@@ -56,7 +56,7 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   const clock = options.clock ?? systemClock;
   const loaded = options.resume ? await loadResume(options, options.resume.id, clock) : { ...(await loadRun(options)), previous: undefined, store: undefined };
   const { config, workflow, inputs, previous } = loaded;
-  const store = loaded.store ?? openRunStore(config.artifacts, clock.now());
+  const store = loaded.store ?? openRunStore(config, clock.now());
   const owner = currentOwner(clock.now());
   try {
     options.onLoaded?.({ config, workflow });
@@ -101,7 +101,7 @@ export interface RunLoadedOptions extends Pick<RunOnceOptions, 'policy' | 'signa
 export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
   const { config, workflow, apps } = options;
   const clock = options.clock ?? systemClock;
-  const store = openRunStore(config.artifacts, clock.now());
+  const store = openRunStore(config, clock.now());
   try {
     options.onLoaded?.({ config, workflow });
     return await executeRun({
@@ -132,7 +132,7 @@ export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
  */
 async function loadResume(options: RunnerContext, id: string, clock: Clock) {
   const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
-  const store = openRunStore(config.artifacts, clock.now());
+  const store = openRunStore(config, clock.now());
   try {
     const stored = findRun(store, config.artifacts, id);
     const { run } = stored;

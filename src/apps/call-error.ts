@@ -86,3 +86,14 @@ export function classifyCallError(error: unknown, context: { app: string; signal
   // fetch failures, EPIPE and friends: the connection itself failed.
   return new CallError('transport', `${context.app}: ${message}`, { outcome: sentOutcome, cause: error });
 }
+
+/** An error's message with the messages (or codes) of its causes: `fetch failed: connect ECONNREFUSED 127.0.0.1:7431`. */
+export function describeCauses(error: unknown): string {
+  const parts: string[] = [];
+  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ') || 'unknown error';
+}

@@ -2,6 +2,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
   type CallToolResult,
   type PriorDiscovery,
@@ -9,9 +12,11 @@ import {
   type Tool,
   type Transport,
 } from '@modelcontextprotocol/client';
-import type { AppConfig } from '../config/types.js';
+import type { AppConfig, SecretEntry } from '../config/types.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
-import { CallError, classifyCallError } from './call-error.js';
+import { classifyAuthFailure } from '../auth/auth-errors.js';
+import { createTransportAuth } from '../auth/transport-auth.js';
+import { CallError, classifyCallError, describeCauses } from './call-error.js';
 import { CappedLog, DEFAULT_MAX_LOG_BYTES } from './capped-log.js';
 import { createLimitedFetch } from './limited-fetch.js';
 import { MessageTooLargeError } from './line-buffer.js';
@@ -19,6 +24,8 @@ import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll } from './process-tree.js';
 import { AppStdioTransport, signalGroup } from './stdio-transport.js';
 import { ElicitationRouter } from './elicitation-router.js';
+import { callToolAsTask, explainTaskUnavailable, requiresTask } from './task-call.js';
+import { planNegotiation, planRetry, watchForInitialize, type NegotiationPlan } from './negotiation.js';
 import type { VerdictStore } from './verdicts.js';
 
 export const CLIENT_INFO = { name: 'runner', version: '0.1.0' };
@@ -38,6 +45,8 @@ export interface AppConnectionOptions {
   /** Where the app's stderr is appended. */
   logFile?: string;
   secretValues: readonly string[];
+  /** The secrets the run store keeps by name; OAuth token values learned while connected are added to it (and to `secretValues`). */
+  secretEntries?: readonly SecretEntry[];
   /**
    * Makes the transport instead of spawning or dialing the app: for in-process
    * servers (tests, embedding). Stdio and HTTP apps never need it.
@@ -77,9 +86,6 @@ const STDERR_LINE_MAX_CHARS = 2_000;
 
 
 
-/** How long a silent server gets to answer `server/discover` before it counts as 2025-era. */
-const PROBE_TIMEOUT_MS = 5_000;
-
 /** The largest message an app may send, when its `max-result` says nothing. */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
@@ -109,8 +115,13 @@ export class AppConnection {
   private client!: Client;
   private readonly elicitation = new ElicitationRouter();
   private transport!: Transport;
+  /** Whether `initialize` went out: a failure after it is the handshake's, not the probe's. */
+  private initializeSent: () => boolean = () => false;
 
-  private constructor(private readonly options: AppConnectionOptions) {
+  private constructor(
+    private readonly options: AppConnectionOptions,
+    private readonly negotiation: NegotiationPlan,
+  ) {
     this.name = options.app.name;
   }
 
@@ -121,21 +132,23 @@ export class AppConnection {
    */
   static async open(options: AppConnectionOptions): Promise<AppConnection> {
     const { app, verdicts } = options;
-    const prior = verdicts.get(app);
-    const first = new AppConnection(options);
+    const plan = planNegotiation(app, verdicts);
+    const first = new AppConnection(options, plan);
     try {
-      await first.start(prior);
+      await first.start(plan.prior);
       return first;
     } catch (error) {
       await first.shutdown();
       if (options.signal?.aborted) throw await first.describeStartFailure(error);
-      // A stale verdict, or (no verdict yet) a 2025-era stdio server that exits
-      // on the in-place `server/discover` probe: one more try, as plain legacy
-      // on stdio or re-probed over HTTP. A broken app fails the same way twice.
-      const retryPrior: PriorDiscovery | undefined = app.transport === 'stdio' ? { kind: 'legacy' } : undefined;
-      if (prior?.kind === 'legacy' || (app.transport === 'http' && !prior)) throw await first.describeStartFailure(error);
+      // A stale verdict, a 2025-era stdio server that exits on the in-place
+      // `server/discover` probe, or an HTTP server that answered the probe with
+      // an error, garbage or nothing: one more try, as plain legacy (or
+      // re-probed, for a stale modern verdict over HTTP). A broken app fails the same way twice.
+      const retry = planRetry(app, plan, error, first.initializeSent());
+      if (!retry) throw await first.describeStartFailure(error);
+      const retryPrior = retry.prior;
       verdicts.delete(app);
-      const second = new AppConnection(options);
+      const second = new AppConnection(options, { ...plan, prior: retryPrior });
       try {
         await second.start(retryPrior);
         if (retryPrior) verdicts.set(app, retryPrior);
@@ -192,17 +205,25 @@ export class AppConnection {
       throw new CallError('transport', `${this.name} is not running`, { outcome: 'not-sent' });
     }
     const elicitor = options.onElicit;
+    const asTask = requiresTask(this.toolsByName?.get(name));
+    if (asTask) {
+      const unavailable = explainTaskUnavailable(this.name, name, this.info.era, this.capabilities);
+      if (unavailable) throw new CallError('unavailable', unavailable, { outcome: 'not-sent' });
+    }
     try {
       const call = (meta?: Record<string, string>) =>
-        this.client.callTool(
-          meta ? { name, arguments: args, _meta: meta } : { name, arguments: args },
-          {
-            signal: options.signal,
-            timeout: options.timeoutMs ?? 24 * 60 * 60 * 1000,
-            onprogress: options.onprogress,
-            resetTimeoutOnProgress: false,
-          },
-        );
+        asTask
+          ? callToolAsTask(this.client, { name, arguments: args, ...(meta && { _meta: meta }) }, {
+              signal: options.signal,
+              timeoutMs: options.timeoutMs ?? 24 * 60 * 60 * 1000,
+              onprogress: options.onprogress,
+            })
+          : this.client.callTool(meta ? { name, arguments: args, _meta: meta } : { name, arguments: args }, {
+              signal: options.signal,
+              timeout: options.timeoutMs ?? 24 * 60 * 60 * 1000,
+              onprogress: options.onprogress,
+              resetTimeoutOnProgress: false,
+            });
       return (await (elicitor ? this.elicitation.run(elicitor, call) : call())) as CallToolResult;
     } catch (error) {
       if (this.oversize) {
@@ -211,7 +232,7 @@ export class AppConnection {
           cause: error,
         });
       }
-      throw classifyCallError(error, { app: this.name, signal: options.signal, sent: true });
+      throw this.classify(error, { signal: options.signal, sent: true });
     }
   }
 
@@ -219,7 +240,7 @@ export class AppConnection {
     try {
       return await this.client.readResource({ uri }, { signal });
     } catch (error) {
-      throw classifyCallError(error, { app: this.name, signal, sent: true });
+      throw this.classify(error, { signal, sent: true });
     }
   }
 
@@ -232,9 +253,11 @@ export class AppConnection {
   private async connect(prior: PriorDiscovery | undefined): Promise<void> {
     const { app } = this.options;
     const roots = app.roots;
+    // The probe inherits the connect timeout: a slow server is not taken for a 2025 one (or, over HTTP, for a dead one).
     this.client = new Client(CLIENT_INFO, {
-      versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, this.connectTimeoutMs) } },
-      capabilities: { elicitation: { form: {} }, ...(roots === false ? {} : { roots: { listChanged: false } }) },
+      ...this.negotiation.clientOptions,
+      // No `sampling`: runner has no model. `applyDefaults`: an accepted answer gets the schema's defaults for fields left out.
+      capabilities: { elicitation: { form: { applyDefaults: true } }, ...(roots === false ? {} : { roots: { listChanged: false } }) },
       listChanged: {
         tools: {
           onChanged: (error, tools) => {
@@ -252,8 +275,13 @@ export class AppConnection {
         roots: roots.map((folder) => ({ uri: pathToFileURL(folder).href, name: folder })),
       }));
     }
+    // A server that asks for sampling although runner declared no sampling capability gets a reason, not a bare "Method not found".
+    this.client.fallbackRequestHandler = async (request) => {
+      const reason = request.method === 'sampling/createMessage' ? 'runner has no language model: sampling/createMessage is not supported (no sampling capability was declared)' : 'Method not found';
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, reason);
+    };
     this.client.setRequestHandler('elicitation/create', async (request, ctx) => {
-      const params = request.params as { mode?: string; message: string; requestedSchema?: ElicitationRequest['requestedSchema'] };
+      const params = request.params as { mode?: string; message: string; requestedSchema?: ElicitationRequest['requestedSchema']; _meta?: Record<string, unknown> };
       if (params.mode === 'url') return { action: 'decline' as const };
       const handler = this.elicitation.route(params, ctx.mcpReq.id);
       if (!handler) return { action: 'decline' as const };
@@ -267,6 +295,7 @@ export class AppConnection {
     };
     this.transport = this.options.connectTransport?.(app) ?? this.createTransport();
     this.elicitation.tapSend(this.transport);
+    this.initializeSent = watchForInitialize(this.transport);
     // The SDK's probe does not stop on the signal; closing the transport (the child process) does, so a runner
     // that shuts down while an app hangs in its handshake does not wait out the probe.
     const transport = this.transport;
@@ -289,7 +318,7 @@ export class AppConnection {
       era,
       server: server ? { name: server.name, version: server.version } : undefined,
     };
-    if (!prior) {
+    if (!prior && this.negotiation.remember) {
       const discover = this.client.getDiscoverResult();
       this.options.verdicts.set(app, era === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
     }
@@ -297,10 +326,21 @@ export class AppConnection {
 
   private createTransport(): Transport {
     const { app, artifacts } = this.options;
+    if (app.transport === 'sse') {
+      // Legacy HTTP+SSE: results arrive on the long-lived GET stream, which max-result does not cut.
+      const fetch = createLimitedFetch(app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, (error) => (this.oversize = error));
+      return new SSEClientTransport(new URL(app.url), {
+        requestInit: { headers: app.headers },
+        ...createTransportAuth(app, fetch, { secretValues: this.options.secretValues, secretEntries: this.options.secretEntries }),
+      });
+    }
     if (app.transport === 'http') {
+      const fetch = createLimitedFetch(app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, (error) => (this.oversize = error));
       return new StreamableHTTPClientTransport(new URL(app.url), {
         requestInit: { headers: app.headers },
-        fetch: createLimitedFetch(app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, (error) => (this.oversize = error)),
+        ...createTransportAuth(app, fetch, { secretValues: this.options.secretValues, secretEntries: this.options.secretEntries }),
+        // A run never prompts: a scope a user must grant is reported (`runner auth login`); client credentials step up by themselves.
+        onInsufficientScope: app.auth?.type === 'client-credentials' ? 'reauthorize' : 'throw',
       });
     }
     const transport = new AppStdioTransport({
@@ -360,7 +400,7 @@ export class AppConnection {
         return this.toolsByName;
       })
       .catch((error: unknown) => {
-        throw classifyCallError(error, { app: this.name, signal, sent: true });
+        throw this.classify(error, { signal, sent: true });
       })
       .finally(() => {
         this.toolsLoading = undefined;
@@ -376,12 +416,20 @@ export class AppConnection {
   }
 
   /** Builds the error for an app that could not be started, with its last stderr lines. */
+  /** classifyCallError, with authorization failures (HTTP 401/403, no usable token) told apart first: `unavailable`, never a lost connection. */
+  private classify(error: unknown, context: { signal?: AbortSignal; sent: boolean }): CallError {
+    return classifyAuthFailure(error, this.options.app) ?? classifyCallError(error, { app: this.name, ...context });
+  }
+
   private async describeStartFailure(error: unknown): Promise<Error> {
+    // Refused for want of authorization: the server is running, and the message says what to do instead.
+    const denied = classifyAuthFailure(error, this.options.app);
+    if (denied) return denied;
     // Give the stderr pipe a moment to deliver what the child printed as it died.
     await new Promise((resolve) => setTimeout(resolve, 20));
     const { app, secretValues } = this.options;
     const reason = maskSecrets(this.oversize ? `${this.oversize.message} (max-result)` : describeCauses(error), secretValues);
-    if (app.transport === 'http') {
+    if (app.transport !== 'stdio') {
       return new CallError('unavailable', `app \`${this.name}\` could not be reached at ${app.url}: ${reason} (is the server running?)`, {
         outcome: 'not-sent',
         cause: error,
@@ -423,16 +471,6 @@ export class AppConnection {
   }
 }
 
-/** An error's message with the messages (or codes) of its causes: `fetch failed: connect ECONNREFUSED 127.0.0.1:7431`. */
-function describeCauses(error: unknown): string {
-  const parts: string[] = [];
-  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
-    const message = current instanceof Error ? current.message : String(current);
-    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return parts.join(': ') || 'unknown error';
-}
 
 /** A stderr line as the tail keeps it: its start, where the message usually is. */
 function clipLine(line: string): string {

@@ -10,6 +10,8 @@ type Id = string | number;
 
 /** The `_meta` key that tags a runner's `tools/call` request with the call it belongs to. */
 export const CALL_TAG_KEY = 'dev.runner/call';
+/** The `_meta` key with which a 2025-11-25 app ties a question to the task it asks for. */
+const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 
 /**
  * Finds which in-flight call a tool's question belongs to. The question does
@@ -22,12 +24,15 @@ export const CALL_TAG_KEY = 'dev.runner/call';
  * that links it to a call on stdio (its `_meta.progressToken` is the server's
  * own), so it goes to the only call in flight that can answer; with several
  * in flight it is declined rather than answered with another step's values.
+ * A task's question names its task (`_meta` related-task), and the task id
+ * came back in the answer to the tagged `tools/call`.
  */
 export class ElicitationRouter {
   private lastTag = 0;
   private readonly byTag = new Map<string, Elicitor>();
   private readonly inFlight = new Set<Elicitor>();
   private readonly byRequestId = new Map<Id, Elicitor>();
+  private readonly byTaskId = new Map<string, Elicitor>();
   /** Questions from input_required results not yet asked: key → { elicitor, question JSON }. */
   private readonly pending: { elicitor: Elicitor; key: string; question: string }[] = [];
 
@@ -47,6 +52,7 @@ export class ElicitationRouter {
       this.byTag.delete(tag);
       this.inFlight.delete(elicitor);
       for (const [key, value] of this.byRequestId) if (value === elicitor) this.byRequestId.delete(key);
+      for (const [key, value] of this.byTaskId) if (value === elicitor) this.byTaskId.delete(key);
       for (let i = this.pending.length - 1; i >= 0; i--) if (this.pending[i]!.elicitor === elicitor) this.pending.splice(i, 1);
     }
   }
@@ -75,7 +81,9 @@ export class ElicitationRouter {
   }
 
   /** The elicitor for a question, or undefined when it cannot be told. */
-  route(params: { message: string; requestedSchema?: unknown }, requestKey: Id): Elicitor | undefined {
+  route(params: { message: string; requestedSchema?: unknown; _meta?: Record<string, unknown> }, requestKey: Id): Elicitor | undefined {
+    const taskId = (params._meta?.[RELATED_TASK_KEY] as { taskId?: unknown } | undefined)?.taskId;
+    if (typeof taskId === 'string' && this.byTaskId.has(taskId)) return this.byTaskId.get(taskId);
     const question = questionOf(params);
     const index = this.pending.findIndex((entry) => entry.key === String(requestKey) && entry.question === question);
     if (index >= 0) return this.pending.splice(index, 1)[0]!.elicitor;
@@ -86,7 +94,8 @@ export class ElicitationRouter {
     const elicitor = this.byRequestId.get(id);
     if (!elicitor) return;
     this.byRequestId.delete(id);
-    const body = result as { resultType?: string; inputRequests?: Record<string, { method?: string; params?: unknown }> } | undefined;
+    const body = result as { resultType?: string; inputRequests?: Record<string, { method?: string; params?: unknown }>; task?: { taskId?: unknown } } | undefined;
+    if (typeof body?.task?.taskId === 'string') this.byTaskId.set(body.task.taskId, elicitor);
     if (body?.resultType !== 'input_required' || !body.inputRequests) return;
     for (const [key, request] of Object.entries(body.inputRequests)) {
       const params = (request.params ?? request) as { message: string; requestedSchema?: unknown };

@@ -66,6 +66,11 @@ export class AppRegistry {
   async get(name: string, signal?: AbortSignal): Promise<AppConnection> {
     if (this.closed) throw new CallError('cancelled', `the runner is shutting down; ${name} was not started`);
     const app = this.options.config.apps[name];
+    const unusable = this.options.config.unusableApps?.[name];
+    if (!app && unusable) {
+      const { file, line, col } = unusable.location;
+      throw new CallError('unavailable', `app \`${name}\` (imported from ${file}:${line}:${col}) cannot be used: ${unusable.reasons.join('; ')}`);
+    }
     if (!app) {
       const known = Object.keys(this.options.config.apps).join(', ') || 'none';
       throw new CallError('unavailable', `no app named \`${name}\` in the config (apps: ${known})`);
@@ -97,6 +102,7 @@ export class AppRegistry {
           verdicts: this.verdicts,
           logFile: this.options.logDir ? join(this.options.logDir, `${name}.log`) : undefined,
           secretValues: this.options.config.secretValues,
+          secretEntries: this.options.config.secretEntries,
           signal: this.closing.signal,
           connectTransport: this.options.connectTransport,
         }),

@@ -3,6 +3,7 @@ import { ExitCode } from '../errors.js';
 import type { ServeMode } from './commands/serve.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import { reportError } from './report-error.js';
+import { QUEUE_URL_ENV } from '../config/queue-url.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -18,6 +19,15 @@ const toolsCommand: typeof import('./commands/tools.js').toolsCommand = async (.
 const callCommand: typeof import('./commands/call.js').callCommand = async (...args) => (await import('./commands/call.js')).callCommand(...args);
 const initCommand: typeof import('./commands/init.js').initCommand = async (...args) => (await import('./commands/init.js')).initCommand(...args);
 const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
+const workerCommand: typeof import('./commands/worker.js').workerCommand = async (...args) => (await import('./commands/worker.js')).workerCommand(...args);
+const authLoginCommand: typeof import('./commands/auth.js').authLoginCommand = async (...args) => (await import('./commands/auth.js')).authLoginCommand(...args);
+const authStatusCommand: typeof import('./commands/auth.js').authStatusCommand = async (...args) => (await import('./commands/auth.js')).authStatusCommand(...args);
+const authLogoutCommand: typeof import('./commands/auth.js').authLogoutCommand = async (...args) => (await import('./commands/auth.js')).authLogoutCommand(...args);
+
+/** `--queue URL` reaches the config as RUNNER_QUEUE_URL, where it wins over `queue:`. */
+function withQueue(io: CliIO, queue: string | undefined): CliIO {
+  return queue ? { ...io, env: { ...io.env, [QUEUE_URL_ENV]: queue } } : io;
+}
 
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
@@ -46,7 +56,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--yes', 'allow every call the policy would ask about')
     .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
     .option('--dry-run', 'connect, validate and print the plan without calling any tool')
-    .action(handle((workflow: string, options) => runCommand(workflow, { ...globals(), ...options }, io)));
+    .option('--queue <url>', 'queue mode: dispatch app calls as jobs on this redis:// URL for `runner worker` processes (wins over `queue:`)')
+    .action(handle((workflow: string, options) => runCommand(workflow, { ...globals(), ...options }, withQueue(io, options.queue))));
 
   const runs = program
     .command('runs')
@@ -121,6 +132,27 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
     .action(handle((tool: string, args: string[], options) => callCommand(tool, args, { ...globals(), ...options }, io)));
 
+  const auth = program.command('auth').description('OAuth for HTTP apps: log in, show status, log out (tokens are kept per user, never under artifacts)');
+  auth
+    .command('login')
+    .description('log in to an app with `auth: { type: oauth }`: prints the authorization URL and waits for the redirect on 127.0.0.1')
+    .argument('<app>', 'app name')
+    .option('--scope <scope>', 'ask for this scope too, beside the config\'s `auth.scopes` (repeatable)', collect, [])
+    .option('--no-browser', 'only print the URL; do not open a browser')
+    .option('--timeout <duration>', 'how long to wait for the redirect', '5m')
+    .action(handle((app: string, options) => authLoginCommand(app, { ...globals(), ...options }, io)));
+  auth
+    .command('status')
+    .description('each app with `auth:`: its type, whether it is logged in, expiry and scopes (never a token)')
+    .argument('[app]', 'only this app')
+    .option('--json', 'print JSON')
+    .action(handle((app: string | undefined, options) => authStatusCommand(app, { ...globals(), ...options }, io)));
+  auth
+    .command('logout')
+    .description('delete an app\'s stored tokens and client registration')
+    .argument('<app>', 'app name')
+    .action(handle((app: string) => authLogoutCommand(app, globals(), io)));
+
   program
     .command('init')
     .description('write a starter runner.config.yaml and workflows/hello.yaml in the current folder (never overwrites)')
@@ -142,8 +174,15 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .option('--json', 'print one JSON object per event on stdout')
       .option('--yes', 'allow every call the policy would ask about')
       .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
-      .action(handle((files: string[], options) => serveCommand(mode, files, { ...globals(), ...options }, io)));
+      .option('--queue <url>', 'queue mode: dispatch app calls as jobs on this redis:// URL for `runner worker` processes (wins over `queue:`)')
+      .action(handle((files: string[], options) => serveCommand(mode, files, { ...globals(), ...options }, withQueue(io, options.queue))));
   }
+
+  program
+    .command('worker')
+    .description('queue mode: execute app calls dispatched by `runner run` and `serve`, for every app in the config, until stopped')
+    .option('--queue <url>', 'the redis:// URL of the queue (default: `queue:` in the config)')
+    .action(handle((options) => workerCommand({ ...globals(), ...options }, withQueue(io, options.queue))));
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -1,5 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { parseDuration } from './durations.js';
+import { QUEUE_URL_ENV } from './queue-url.js';
 import { findConfigFile, type LoadConfigOptions } from './find-config.js';
 import type { RetentionPolicy } from './types.js';
 import { parseLaidOutYaml } from './yaml-layout.js';
@@ -9,6 +10,10 @@ import { readSourceFile } from './yaml-source.js';
 export interface HistorySettings {
   artifacts: string;
   retention: RetentionPolicy;
+  /** Queue mode's redis:// URL: the run history is in Redis. */
+  queue?: string;
+  /** The config folder. */
+  dir: string;
 }
 
 /**
@@ -28,12 +33,14 @@ export async function loadHistorySettings(options: LoadConfigOptions): Promise<H
   } catch {
     raw = undefined;
   }
-  const settings = raw === undefined ? undefined : readSettings(raw, dir);
+  // Queue mode keeps the history in Redis; its URL may need ${VAR}s and --queue: the full loader reads it.
+  const queued = Boolean(options.env?.[QUEUE_URL_ENV]) || (typeof raw === 'object' && raw !== null && 'queue' in raw);
+  const settings = raw === undefined || queued ? undefined : readSettings(raw, dir);
   if (settings) return settings;
-  // The full loader (ajv, positions) only when it has something to report.
+  // The full loader (ajv, positions) only when it has something to report, or a queue to resolve.
   const { loadConfig } = await import('./load.js');
   const config = await loadConfig(options);
-  return { artifacts: config.artifacts, retention: config.retention };
+  return { artifacts: config.artifacts, retention: config.retention, dir: config.dir, ...(config.queue && { queue: config.queue }) };
 }
 
 function readSettings(raw: unknown, dir: string): HistorySettings | undefined {
@@ -55,5 +62,5 @@ function readSettings(raw: unknown, dir: string): HistorySettings | undefined {
       policy.maxRuns = maxRuns;
     }
   }
-  return { artifacts: resolve(dir, (artifacts as string | undefined) ?? 'artifacts'), retention: policy };
+  return { artifacts: resolve(dir, (artifacts as string | undefined) ?? 'artifacts'), retention: policy, dir };
 }

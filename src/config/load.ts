@@ -2,11 +2,11 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { BUILTIN_APP, BUILTIN_TOOLS } from '../builtins/catalog.js';
 import { throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { withDotenv } from './dotenv.js';
-import { readMcpServersFile } from './import-mcp-json.js';
+import { readImportFile } from './import-mcp-json.js';
 import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.js';
-import { configSchema, type RawConfig } from './schema.js';
+import { configSchema, type RawConfig, type RawImport } from './schema.js';
 import { diagnoseSchemaErrors, validateAgainst } from './schema-diagnostics.js';
-import type { RunnerConfig } from './types.js';
+import type { RunnerConfig, UnusableApp } from './types.js';
 import { locatePath, parseYamlSource, readSourceFile, type YamlSource } from './yaml-source.js';
 
 import { findConfigFile, type LoadConfigOptions } from './find-config.js';
@@ -44,38 +44,63 @@ export async function loadConfig(options: LoadConfigOptions): Promise<RunnerConf
     ([name, app]): AppDeclaration => ({ name, raw: app, source, path: ['apps', name], names: CONFIG_NAMES }),
   );
   const warnings: Diagnostic[] = [];
-  const imported = await readImports(config.import ?? [], { source, dir, cwd: options.cwd, skip: new Set(Object.keys(config.apps ?? {})) }, diagnostics, warnings);
   const env = await withDotenv(dir, options.env, (path) => showPath(path, options.cwd));
-  const normalized = normalizeConfig({ raw: config, file, dir, apps: [...imported, ...ownApps], env, warnings }, diagnostics);
+  const imported = await readImports(config.import ?? [], { source, dir, cwd: options.cwd, env, declared: new Set(Object.keys(config.apps ?? {})) }, diagnostics, warnings);
+  const normalized = normalizeConfig(
+    { raw: config, file, dir, apps: [...imported.declarations, ...ownApps], env, warnings, unusableApps: imported.unusable },
+    diagnostics,
+  );
   throwOnDiagnostics('config', sortByLocation(diagnostics));
   return normalized;
 }
 
-/** Reads each `import` file in order; a later file wins over an earlier one on a name clash. */
+/**
+ * Reads each `import` file in order. On a name clash a later file wins over
+ * an earlier one, except that a server runner can use always wins over one it
+ * cannot.
+ */
 async function readImports(
-  files: string[],
-  context: { source: YamlSource; dir: string; cwd: string; skip: ReadonlySet<string> },
+  entries: RawImport[],
+  context: { source: YamlSource; dir: string; cwd: string; env: NodeJS.ProcessEnv; declared: ReadonlySet<string> },
   diagnostics: Diagnostic[],
   warnings: Diagnostic[],
-): Promise<AppDeclaration[]> {
-  const byName = new Map<string, AppDeclaration>();
-  for (const [index, entry] of files.entries()) {
-    const file = resolve(context.dir, entry);
+): Promise<{ declarations: AppDeclaration[]; unusable: UnusableApp[] }> {
+  const usable = new Map<string, AppDeclaration>();
+  const unusable = new Map<string, UnusableApp>();
+  for (const [index, entry] of entries.entries()) {
+    const options = typeof entry === 'string' ? { file: entry } : entry;
+    const file = resolve(context.dir, options.file!);
     try {
-      for (const app of await readMcpServersFile(file, showPath(file, context.cwd), context.skip, diagnostics, warnings)) {
-        byName.delete(app.name);
-        byName.set(app.name, app);
+      const result = await readImportFile(
+        {
+          file,
+          shownAs: showPath(file, context.cwd),
+          ...(options.only && { only: options.only }),
+          ...(options.skip && { skip: options.skip }),
+          ...(options.rename && { rename: options.rename }),
+          declared: context.declared,
+          env: context.env,
+          locateOption: (path) => locatePath(context.source, ['import', index, ...path]),
+        },
+        diagnostics,
+        warnings,
+      );
+      for (const app of result.declarations) {
+        usable.delete(app.name);
+        usable.set(app.name, app);
+        unusable.delete(app.name);
       }
+      for (const app of result.unusable) if (!usable.has(app.name)) unusable.set(app.name, app);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       diagnostics.push({
-        location: locatePath(context.source, ['import', index]),
-        message: `cannot read import \`${entry}\`: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+        location: locatePath(context.source, typeof entry === 'string' ? ['import', index] : ['import', index, 'file']),
+        message: `cannot read import \`${options.file}\`: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
         hint: `paths in \`import\` are relative to the config folder (${context.dir})`,
       });
     }
   }
-  return [...byName.values()];
+  return { declarations: [...usable.values()], unusable: [...unusable.values()] };
 }
 
 /** `apps: { runner: ... }` in runner.config.yaml: the name belongs to the built-in tools. */

@@ -1,11 +1,15 @@
 import { resolve } from 'node:path';
 import type { Diagnostic } from '../errors.js';
 import { parseDuration, parseRate } from './durations.js';
+import { collectAuthSecrets, normalizeAuth, warnLiteralAuthSecrets } from './normalize-auth.js';
 import { parseSize } from './sizes.js';
 import type { RawApp, RawConfig, RawRetry } from './schema.js';
 import { describePath, type PathNames } from './schema-diagnostics.js';
-import type { AppConfig, FailureKind, PolicyConfig, RetryOverrides, RetryPolicy, RunnerConfig, SecretEntry } from './types.js';
+import { defaultRoots } from './default-roots.js';
+import type { AppConfig, FailureKind, PolicyConfig, RetryOverrides, RetryPolicy, RunnerConfig, SecretEntry, UnusableApp } from './types.js';
 import { locateInString, locatePath, type YamlPath, type YamlSource } from './yaml-source.js';
+import { QUEUE_URL_ENV } from './queue-url.js';
+import { isHttpUrl } from './http-url.js';
 
 /** Max tool calls in flight in the whole process when the config does not say. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -31,6 +35,8 @@ export interface AppDeclaration {
   /** Where the app is in its source: ['apps', name] or ['mcpServers', name]. */
   path: YamlPath;
   names: PathNames;
+  /** Values are final: an importer already filled its file's own placeholders, so `${...}` is not expanded again. */
+  literal?: boolean;
 }
 
 /** Names things in runner.config.yaml for messages. */
@@ -50,6 +56,8 @@ export interface NormalizeConfigInput {
   env: NodeJS.ProcessEnv;
   /** Problems found while reading the config that stop nothing (an imported server that was skipped). */
   warnings?: Diagnostic[];
+  /** Imported servers that cannot be used (each already has its warning in `warnings`). */
+  unusableApps?: UnusableApp[];
 }
 
 /** Applies defaults, resolves paths, expands ${VAR} and parses durations and rates. */
@@ -64,7 +72,7 @@ export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagno
     }),
   );
   const secrets = raw.secrets ?? [];
-  const secretEntries = collectSecretEntries(secrets, env, apps);
+  const secretEntries = collectSecretEntries(secrets, env, apps, collectAuthSecrets(input.apps, apps));
   return {
     file: input.file,
     dir,
@@ -80,9 +88,29 @@ export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagno
       ...(raw.retention?.['max-age'] !== undefined && { maxAgeMs: parseDuration(raw.retention['max-age']) }),
       ...(raw.retention?.['max-runs'] !== undefined && { maxRuns: raw.retention['max-runs'] }),
     },
-    warnings: [...(input.warnings ?? []), ...warnSecretsInArgs(input.apps, apps, secretEntries)],
+    ...queueOf(raw.queue, env, diagnostics),
+    warnings: [...(input.warnings ?? []), ...warnSecretsInArgs(input.apps, apps, secretEntries), ...warnLiteralAuthSecrets(input.apps)],
+    ...(input.unusableApps?.length && { unusableApps: Object.fromEntries(input.unusableApps.map((app) => [app.name, app])) }),
   };
 }
+
+/** The queue URL: `--queue URL` (passed on as RUNNER_QUEUE_URL) wins over `queue:`, whose ${VAR}s expand from `env`. */
+function queueOf(raw: string | undefined, env: NodeJS.ProcessEnv, diagnostics: Diagnostic[]): { queue?: string } {
+  const override = env[QUEUE_URL_ENV];
+  if (!override && raw === undefined) return {};
+  const where = override ? '--queue' : '`queue`';
+  const queue =
+    override ||
+    expandVariables(raw!, env, (variable) =>
+      diagnostics.push({ message: `environment variable \`${variable}\` is not set (used in \`queue\`)`, hint: `set ${variable}, or pass --queue URL` }),
+    );
+  if (!queue) return {};
+  // Not echoed back: the URL may hold a password.
+  if (!/^rediss?:\/\/./.test(queue)) diagnostics.push({ message: `${where}: expected a redis:// or rediss:// URL, like redis://127.0.0.1:6379` });
+  return { queue };
+}
+
+/** The environment variable that carries `--queue URL` to the config (and that sets queue mode without one). */
 
 /** A retry policy as written (`3` or a mapping) → the keys it sets, durations in ms. */
 export function normalizeRetry(raw: RawRetry | undefined): RetryOverrides {
@@ -118,13 +146,15 @@ function normalizeApp(
   const { name, raw, source, path, names } = declaration;
   const where = (sub: YamlPath) => describePath([...path, ...sub], undefined, names);
   const expand = (text: string, sub: YamlPath) =>
-    expandVariables(text, context.env, (variable, offset) =>
-      diagnostics.push({
-        location: locateInString(source, [...path, ...sub], offset),
-        message: `environment variable \`${variable}\` is not set (used in ${where(sub)})`,
-        hint: `set ${variable} in the environment, or give a default: \${${variable}:-value}`,
-      }),
-    );
+    declaration.literal
+      ? text
+      : expandVariables(text, context.env, (variable, offset) =>
+          diagnostics.push({
+            location: locateInString(source, [...path, ...sub], offset),
+            message: `environment variable \`${variable}\` is not set (used in ${where(sub)})`,
+            hint: `set ${variable} in the environment, or give a default: \${${variable}:-value}`,
+          }),
+        );
   const expandMap = (map: Record<string, string> | undefined, key: string) =>
     Object.fromEntries(Object.entries(map ?? {}).map(([k, v]) => [k, expand(v, [key, k])]));
 
@@ -132,6 +162,7 @@ function normalizeApp(
     name,
     roots: raw.roots === false ? (false as const) : (raw.roots ?? [context.artifacts]).map((root) => resolve(context.dir, root)),
     location: locatePath(source, path, 'key'),
+    ...(raw.protocol !== undefined && raw.protocol !== 'auto' && { protocol: raw.protocol }),
     ...(raw.concurrency !== undefined && { concurrency: raw.concurrency }),
     ...(raw.rate !== undefined && { rate: parseRate(raw.rate) }),
     ...(raw.timeout !== undefined && { timeoutMs: parseDuration(raw.timeout) }),
@@ -141,13 +172,18 @@ function normalizeApp(
   };
   if (raw.command !== undefined) {
     if (raw.headers !== undefined) reportMisplacedKey('headers', 'url', declaration, diagnostics);
+    if (raw.transport !== undefined) reportMisplacedKey('transport', 'url', declaration, diagnostics);
+    if (raw.auth !== undefined) reportMisplacedKey('auth', 'url', declaration, diagnostics);
+    const args = (raw.args ?? []).map((arg, i) => expand(arg, ['args', i]));
+    const cwd = resolve(context.dir, raw.cwd ?? '.');
     return {
       ...base,
+      ...(raw.roots === undefined && { roots: defaultRoots(context.artifacts, args, cwd) }),
       transport: 'stdio',
       command: raw.command,
-      args: (raw.args ?? []).map((arg, i) => expand(arg, ['args', i])),
+      args,
       env: expandMap(raw.env, 'env'),
-      cwd: resolve(context.dir, raw.cwd ?? '.'),
+      cwd,
     };
   }
   for (const key of STDIO_ONLY_KEYS) if (raw[key] !== undefined) reportMisplacedKey(key, 'command', declaration, diagnostics);
@@ -158,7 +194,8 @@ function normalizeApp(
       message: `${where(['url'])}: expected an http:// or https:// URL, got \`${url}\``,
     });
   }
-  return { ...base, transport: 'http', url, headers: expandMap(raw.headers, 'headers') };
+  const auth = raw.auth === undefined ? undefined : normalizeAuth(declaration, { dir: context.dir, artifacts: context.artifacts, env: context.env, expand }, diagnostics);
+  return { ...base, transport: raw.transport === 'sse' ? 'sse' : 'http', url, headers: expandMap(raw.headers, 'headers'), ...(auth && { auth }) };
 }
 
 function reportMisplacedKey(key: string, belongsWith: 'url' | 'command', declaration: AppDeclaration, diagnostics: Diagnostic[]): void {
@@ -167,15 +204,6 @@ function reportMisplacedKey(key: string, belongsWith: 'url' | 'command', declara
     location: locatePath(declaration.source, [...declaration.path, key], 'key'),
     message: `\`${key}\` applies only to ${kind}, and app \`${declaration.name}\` is not one`,
   });
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const { protocol } = new URL(text);
-    return protocol === 'http:' || protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -201,7 +229,7 @@ export function expandVariables(text: string, env: NodeJS.ProcessEnv, onMissing:
  * entry of that name (which may be written literally in the config), longest
  * first so a longer secret is masked before a part of it.
  */
-function collectSecretEntries(secrets: string[], env: NodeJS.ProcessEnv, apps: Record<string, AppConfig>): SecretEntry[] {
+function collectSecretEntries(secrets: string[], env: NodeJS.ProcessEnv, apps: Record<string, AppConfig>, fromAuth: SecretEntry[]): SecretEntry[] {
   const byValue = new Map<string, string>();
   for (const name of secrets) {
     const value = env[name];
@@ -211,6 +239,8 @@ function collectSecretEntries(secrets: string[], env: NodeJS.ProcessEnv, apps: R
       if (fromApp && !byValue.has(fromApp)) byValue.set(fromApp, name);
     }
   }
+  // `auth:` secrets (a client secret, a bearer token) are masked whether or not `secrets` lists them.
+  for (const { name, value } of fromAuth) if (!byValue.has(value)) byValue.set(value, name);
   return [...byValue].map(([value, name]) => ({ name, value })).sort((a, b) => b.value.length - a.value.length);
 }
 

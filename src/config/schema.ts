@@ -101,6 +101,56 @@ const policyActionSchema = <D extends string>(description: D) =>
 const stringMapSchema = <D extends string>(description: D) =>
   ({ type: 'object', description, additionalProperties: { type: 'string' } }) as const;
 
+/**
+ * What `protocol:` accepts: `auto`, or a version the client SDK speaks (the
+ * 2026 era through `server/discover`, the 2025 ones through `initialize`).
+ */
+export const PROTOCOL_CHOICES = ['auto', '2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'] as const;
+
+/** Signing algorithms for `private_key_jwt` client authentication. */
+export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
+/** An OAuth scope-token (RFC 6749 §3.3): printable ASCII without spaces, quotes or backslashes. */
+const SCOPE_PATTERN = '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$';
+
+/**
+ * `auth:` of an HTTP app. One mapping for all three types (not a `oneOf`), so
+ * a typo gets "unknown key" with a did-you-mean; which keys each type needs
+ * or allows is checked during normalization, at the key.
+ */
+const authSchema = {
+  type: 'object',
+  description: 'How runner authorizes itself to this HTTP app: `oauth` (MCP authorization, `runner auth login APP`), `client-credentials` (machine to machine) or `bearer` (a static token).',
+  additionalProperties: false,
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: ['oauth', 'client-credentials', 'bearer'], description: 'oauth | client-credentials | bearer.' },
+    scopes: {
+      type: 'array',
+      description: 'oauth, client-credentials: scopes to ask for. Default: what the server\'s metadata lists.',
+      items: { type: 'string', pattern: SCOPE_PATTERN, errorMessage: 'a scope name without spaces' },
+    },
+    'client-id': {
+      type: 'string',
+      minLength: 1,
+      description: 'oauth: a pre-registered client id (default: dynamic client registration; an https URL is a client ID metadata document). client-credentials: required. ${VAR} expands.',
+    },
+    'client-secret': { type: 'string', minLength: 1, description: 'The client secret, for a confidential client; masked everywhere. ${VAR} expands.' },
+    'private-key': {
+      type: 'string',
+      minLength: 1,
+      description: 'client-credentials: a PEM private key that signs a JWT to authenticate the client (`private_key_jwt`), instead of `client-secret`; masked everywhere. Write it as ${VAR}.',
+    },
+    algorithm: {
+      type: 'string',
+      enum: JWT_ALGORITHMS,
+      description: 'client-credentials with `private-key`: the JWT signing algorithm. Default: from the key (RS256 for RSA, ES256/ES384/ES512 for EC, EdDSA for Ed25519).',
+    },
+    'redirect-port': { type: 'integer', minimum: 1, maximum: 65535, description: 'oauth: the 127.0.0.1 port `runner auth login` receives the redirect on. Default: a free port.' },
+    token: { type: 'string', minLength: 1, description: 'bearer: the token, sent as `Authorization: Bearer`; masked everywhere. Write it as ${VAR}.' },
+  },
+} as const;
+
 const appSchema = {
   type: 'object',
   description: 'An MCP app: a stdio app (`command`) or a Streamable HTTP app (`url`).',
@@ -118,14 +168,26 @@ const appSchema = {
     cwd: { type: 'string', description: 'Working folder of the app process, relative to the config folder. Default: the config folder.' },
     url: { type: 'string', minLength: 1, description: 'Streamable HTTP endpoint of the app; ${VAR} expands.' },
     headers: stringMapSchema('HTTP headers sent with every request; ${VAR} expands.'),
+    auth: authSchema,
     concurrency: countSchema('Max calls in flight to this app.'),
     rate: { type: 'string', pattern: RATE_PATTERN, errorMessage: RATE_EXPECTED, description: 'Rate limit (N/s, N/min, N/h); calls are delayed, never dropped.' },
     timeout: durationSchema('Default per-call timeout for this app.'),
     'connect-timeout': durationSchema('How long starting or reaching the app, its handshake and its tool list may take. Default: 30s.'),
     'max-result': sizeSchema('The largest result (one message) this app may send; larger fails the call, naming this limit. Default: 64MiB.'),
     'max-log': sizeSchema('The most of this app\'s stderr kept per run in logs/<app>.log: the beginning, a marker, and the last part. Default: 10MiB.'),
+    transport: {
+      type: 'string',
+      enum: ['streamable-http', 'sse'],
+      description: 'How to speak to a `url` app: `streamable-http` (the default), or `sse` for a legacy HTTP+SSE server.',
+    },
+    protocol: {
+      type: 'string',
+      enum: PROTOCOL_CHOICES,
+      errorMessage: `\`auto\` or a protocol version: ${PROTOCOL_CHOICES.slice(1).join(', ')}`,
+      description: 'The MCP protocol version to speak: `auto` (the default) asks the app with `server/discover` and falls back to `initialize`; a version pins it and skips that probe.',
+    },
     roots: {
-      description: 'Folders sent to the app as roots, relative to the config folder; `false` declares no roots capability. Default: [artifacts folder].',
+      description: 'Folders sent to the app as roots, relative to the config folder; `false` declares no roots capability. Default: the artifacts folder and every existing folder named in `args`.',
       errorMessage: 'a list of folders, or false for no roots',
       oneOf: [
         { type: 'array', items: { type: 'string' } },
@@ -153,8 +215,34 @@ export const configSchema = {
     },
     import: {
       type: 'array',
-      description: 'JSON files in the common `mcpServers` format (.mcp.json, claude_desktop_config.json) to read more apps from; apps in this file win.',
-      items: { type: 'string', minLength: 1 },
+      description:
+        'Files of other MCP clients to read more apps from: `mcpServers` files (.mcp.json, claude_desktop_config.json, Cursor) and VS Code `servers` files (.vscode/mcp.json); apps in this file win.',
+      items: {
+        errorMessage: 'a file path, or a mapping like { file: .vscode/mcp.json, skip: [github] }',
+        oneOf: [
+          { type: 'string', minLength: 1 },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['file'],
+            properties: {
+              file: { type: 'string', minLength: 1, description: 'The file, relative to the config folder.' },
+              only: { type: 'array', items: { type: 'string' }, description: 'Import only the servers of these names (as the file names them).' },
+              skip: { type: 'array', items: { type: 'string' }, description: 'Do not import the servers of these names (as the file names them).' },
+              rename: {
+                type: 'object',
+                description: 'Import a server under another app name: { name in the file: app name }.',
+                additionalProperties: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', errorMessage: 'an app name of letters, digits, `_` and `-`' },
+              },
+            },
+          },
+        ],
+      },
+    },
+    queue: {
+      type: 'string',
+      minLength: 1,
+      description: 'Queue mode: a redis:// URL. `runner run` and `serve` dispatch every app call as a BullMQ job; `runner worker` processes execute them. `--queue URL` wins over it.',
     },
     retry: retrySchema('Default retry policy for every step.'),
     policy: {
@@ -202,6 +290,8 @@ export const configSchema = {
 export type RawConfig = FromSchema<typeof configSchema>;
 /** One app as written. */
 export type RawApp = FromSchema<typeof appSchema>;
+/** One `import` entry as written: a path or a mapping with `file`. */
+export type RawImport = NonNullable<RawConfig['import']>[number];
 /** A retry policy as written (number of attempts or mapping). */
 export type RawRetry = FromSchema<ReturnType<typeof retrySchema>>;
 

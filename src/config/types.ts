@@ -53,8 +53,10 @@ interface AppConfigBase {
   maxResultBytes?: number;
   /** The most of its stderr kept per run (`max-log`). @default 10 MiB */
   maxLogBytes?: number;
-  /** Absolute folders sent as roots; false = no roots capability. Default: [artifacts]. */
+  /** Absolute folders sent as roots; false = no roots capability. Default: artifacts and the existing folders in `args`. */
   roots: string[] | false;
+  /** A pinned protocol version (`protocol:`): no `server/discover` probe. Absent: `auto`. */
+  protocol?: string;
   /** Where the app was declared (config file or imported JSON). */
   location?: SourceLocation;
 }
@@ -75,9 +77,66 @@ export interface HttpAppConfig extends AppConfigBase {
   transport: 'http';
   url: string;
   headers: Record<string, string>;
+  /** How runner authorizes itself to the app (`auth:`); absent: no authorization beyond `headers`. */
+  auth?: AppAuth;
 }
 
-export type AppConfig = StdioAppConfig | HttpAppConfig;
+/** `auth:` of an HTTP app, normalized: MCP authorization (OAuth 2.1) or a static token. */
+export type AppAuth = OAuthAppAuth | ClientCredentialsAppAuth | BearerAppAuth;
+
+/** `auth: { type: oauth }`: the authorization code flow with PKCE (`runner auth login APP`), tokens kept per user. */
+export interface OAuthAppAuth {
+  type: 'oauth';
+  /** Scopes to ask for; none: what the server's metadata says. */
+  scopes: string[];
+  /** A pre-registered client id (an https URL: a client ID metadata document); none: dynamic client registration. */
+  clientId?: string;
+  clientSecret?: string;
+  /** The 127.0.0.1 port of the login redirect; none: a free port. */
+  redirectPort?: number;
+  /** The per-user credentials file where tokens and client registrations live (absolute). */
+  credentialsFile: string;
+}
+
+/** `auth: { type: client-credentials }`: machine-to-machine tokens for the client id, with its secret or a JWT signed with its private key. */
+export interface ClientCredentialsAppAuth {
+  type: 'client-credentials';
+  clientId: string;
+  /** Exactly one of `clientSecret` and `privateKey`. */
+  clientSecret?: string;
+  /** A PEM private key for `private_key_jwt` client authentication (RFC 7523). */
+  privateKey?: string;
+  /** The JWT signing algorithm; default: from the key (RS256, ES256/384/512, EdDSA). */
+  algorithm?: string;
+  scopes: string[];
+}
+
+/** `auth: { type: bearer }`: a static token, sent as `Authorization: Bearer`. */
+export interface BearerAppAuth {
+  type: 'bearer';
+  token: string;
+}
+
+/** An app reached over the legacy HTTP+SSE transport (`transport: sse`): an HTTP app in all but the wire. */
+export interface SseAppConfig extends Omit<HttpAppConfig, 'transport'> {
+  transport: 'sse';
+}
+
+export type AppConfig = StdioAppConfig | HttpAppConfig | SseAppConfig;
+
+/**
+ * A server of an imported file that runner cannot use (unknown type, unset
+ * variable, `${input:...}`, a bad name): a warning at load, and an error
+ * only where a workflow uses it.
+ */
+export interface UnusableApp {
+  name: string;
+  /** Where the server (or its first problem) is written in the imported file. */
+  location: SourceLocation;
+  /** Why, each said plainly: "environment variable `TOKEN` is not set". */
+  reasons: string[];
+  hint?: string;
+}
 
 export interface PolicyRule {
   /** Glob on `app.tool` (`*` matches any run of characters, `?` one). */
@@ -114,8 +173,12 @@ export interface RunnerConfig {
   secretEntries: SecretEntry[];
   /** Run history limits per workflow (`retention:`); absent keys keep runs for good. */
   retention: RetentionPolicy;
+  /** Queue mode: the redis:// URL of the BullMQ queues (`queue:`, or `--queue URL`); absent: calls run in this process. */
+  queue?: string;
   /** Problems that do not stop anything (a secret in an app's `args`), for the CLI to print. */
   warnings: Diagnostic[];
+  /** Imported servers that cannot be used, by app name; absent when there are none. */
+  unusableApps?: Record<string, UnusableApp>;
 }
 
 /** A secret value and the env name it came from. */

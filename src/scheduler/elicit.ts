@@ -7,7 +7,9 @@ import type { FieldsPrompter } from './events.js';
 /**
  * Answers a tool's mid-call questions for one call: first from the step's
  * `elicit:` map, then (for what is left) on the terminal, else declines.
- * Every question and its outcome is appended to `log`.
+ * An accepted answer gets the schema's `default` for every field nobody
+ * filled in (SEP-1034); a step with an `elicit:` map accepts a question its
+ * defaults answer. Every question and its outcome is appended to `log`.
  */
 export function createElicitationHandler(
   step: Step,
@@ -18,19 +20,21 @@ export function createElicitationHandler(
   item?: number,
 ): ElicitationHandler {
   return async (request: ElicitationRequest): Promise<ElicitationAnswer> => {
-    const properties = (request.requestedSchema.properties ?? {}) as Record<string, { type?: string; description?: string; enum?: unknown[] }>;
+    const properties = (request.requestedSchema.properties ?? {}) as Record<string, { type?: string; description?: string; enum?: unknown[]; default?: unknown }>;
     const required = new Set(request.requestedSchema.required ?? []);
     const given = step.elicit ? (evaluateTemplate(step.elicit, ctx) as Record<string, unknown>) : {};
     const content: Record<string, unknown> = {};
     for (const name of Object.keys(properties)) if (name in given) content[name] = given[name];
     const fromWorkflow = Object.keys(content);
     const missing = Object.keys(properties).filter((name) => !(name in content));
-    const missingRequired = missing.filter((name) => required.has(name));
+    const defaults = defaultsOf(properties);
+    const missingRequired = missing.filter((name) => required.has(name) && !(name in defaults));
+    const defaulted = missing.filter((name) => name in defaults);
 
     let answer: ElicitationAnswer;
     let source: ElicitationRecord['source'];
-    if (missingRequired.length === 0 && fromWorkflow.length > 0) {
-      answer = { action: 'accept', content };
+    if (missingRequired.length === 0 && (fromWorkflow.length > 0 || (step.elicit !== undefined && defaulted.length > 0))) {
+      answer = { action: 'accept', content: { ...defaults, ...content } };
       source = 'workflow';
     } else if (prompter) {
       const asked = await prompter({
@@ -39,10 +43,10 @@ export function createElicitationHandler(
         stepId: step.id,
         item,
         message: request.message,
-        fields: missing.map((name) => ({ name, type: properties[name]?.type ?? 'string', description: properties[name]?.description, required: required.has(name), enum: properties[name]?.enum })),
+        fields: missing.map((name) => ({ name, type: properties[name]?.type ?? 'string', description: properties[name]?.description, required: required.has(name) && !(name in defaults), enum: properties[name]?.enum })),
         signal,
       });
-      answer = asked.action === 'accept' ? { action: 'accept', content: { ...content, ...asked.content } } : { action: asked.action };
+      answer = asked.action === 'accept' ? { action: 'accept', content: { ...defaults, ...content, ...withoutBlanks(asked.content) } } : { action: asked.action };
       source = 'terminal';
     } else {
       answer = { action: 'decline' };
@@ -51,4 +55,16 @@ export function createElicitationHandler(
     log.push({ message: request.message, action: answer.action, answered: answer.action === 'accept' ? Object.keys(answer.content ?? {}) : [], source });
     return answer;
   };
+}
+
+/** Each field's schema `default`, where it has one. */
+function defaultsOf(properties: Record<string, { default?: unknown }>): Record<string, unknown> {
+  const defaults: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(properties)) if (schema && Object.hasOwn(schema, 'default')) defaults[name] = schema.default;
+  return defaults;
+}
+
+/** An answer's fields without those left unset, so a default stands where the user typed nothing. */
+function withoutBlanks(content: Record<string, unknown> | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(content ?? {}).filter(([, value]) => value !== undefined));
 }

@@ -24,7 +24,7 @@ import {
 } from '../workflow/expressions.js';
 import type { Step, Workflow } from '../workflow/types.js';
 import { formatMs } from '../config/durations.js';
-import { itemDir, runCall, type CallEnvironment, type CallRecord } from './call-step.js';
+import { itemDir, runCall, type CallDispatcher, type CallEnvironment, type CallRecord } from './call-step.js';
 import type { PolicyOverrides, RunEvent } from './events.js';
 import { Limits } from './limits.js';
 import { mergeRetry } from './retry.js';
@@ -61,6 +61,8 @@ export interface ExecuteRunOptions {
   /** Who executes the run. Default: this process. */
   owner?: RunOwner;
   onEvent?: (event: RunEvent) => void;
+  /** Where app calls are executed (queue mode); default: in this process. */
+  dispatch?: CallDispatcher;
   /** Called once the run folder exists, before any step runs. */
   onRunDir?: (dir: string) => void;
 }
@@ -113,7 +115,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   };
 
   const ownStore = options.store === undefined;
-  const store = options.store ?? openRunStore(config.artifacts, clock.now());
+  const store = options.store ?? openRunStore(config, clock.now());
   const owner = options.owner ?? currentOwner(clock.now());
   const recorder = new RunRecorder(store, record, {
     owner,
@@ -156,6 +158,9 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   for (const step of record.steps) views[step.id] = viewOf(step);
   const refreshView = (stepRecord: StepRecord) => (views[stepRecord.id] = viewOf(stepRecord));
 
+  // Queue mode: app calls become BullMQ jobs for `runner worker` processes. Loaded only then: bullmq is not light.
+  const queued = !options.dispatch && config.queue ? new (await import('../queue/queue-dispatcher.js')).QueueDispatcher(config.queue, config) : undefined;
+  const dispatch = options.dispatch ?? queued?.dispatch;
   const writeBehind = new WriteBehind(onStorageFailure);
   const callEnv: CallEnvironment = {
     config,
@@ -171,6 +176,9 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     emit: (event) => emit({ ...event, run: record } as RunEvent),
     changed,
     journal: recorder,
+    ...(dispatch && { dispatch }),
+    runId: id,
+    workflowName: workflow.name,
   };
   const baseContext: Omit<ExpressionContext, 'steps'> = {
     inputs: options.inputs,
@@ -321,6 +329,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     for (const step of workflow.steps) if (step.needs.length === 0) launch(step);
   });
 
+  await queued?.close();
   options.signal?.removeEventListener('abort', onOuterAbort);
   runTimer?.signal.removeEventListener('abort', onRunTimeout);
   runTimer?.clear();

@@ -132,8 +132,10 @@ export function diagnoseLiteralArguments(tool: Pick<Tool, 'inputSchema'>, withVa
  * The arguments with each number or boolean that sits where the inputSchema
  * wants a string (a top-level property, or a property of a nested object the
  * schema describes) replaced by its string form: `${{ item }}` over [1, 2]
- * into a `text: { type: string }` sends "1" and "2". Returns `args` itself
- * when nothing changes; never modifies it.
+ * into a `text: { type: string }` sends "1" and "2". An optional argument
+ * given as null where its schema takes no null is left out, as if omitted
+ * (`verbose: ~`, or an expression with no value). Returns `args` itself when
+ * nothing changes; never modifies it.
  */
 export function coerceToolArguments<T>(tool: Pick<Tool, 'inputSchema'>, args: T): T {
   return coerceObject(tool.inputSchema, args) as T;
@@ -142,9 +144,16 @@ export function coerceToolArguments<T>(tool: Pick<Tool, 'inputSchema'>, args: T)
 function coerceObject(schema: unknown, value: unknown): unknown {
   if (!isRecord(value) || !isRecord(schema) || !isRecord(schema.properties)) return value;
   let result: Record<string, unknown> | undefined;
+  const required = Array.isArray(schema.required) ? schema.required : [];
   for (const [key, property] of Object.entries(schema.properties)) {
     if (!Object.hasOwn(value, key) || !isRecord(property)) continue;
     const current = value[key];
+    if (current === null && !required.includes(key) && !acceptsNull(property)) {
+      // A required one stays, so the check names it: "`x` must be boolean, got null".
+      result ??= { ...value };
+      delete result[key];
+      continue;
+    }
     const next =
       typeof current === 'number' || typeof current === 'boolean' ? (wantsStringFor(property, current) ? String(current) : current)
       : isRecord(current) ? coerceObject(property, current)
@@ -155,6 +164,12 @@ function coerceObject(schema: unknown, value: unknown): unknown {
     Object.defineProperty(result, key, { value: next, enumerable: true, writable: true, configurable: true });
   }
   return result ?? value;
+}
+
+/** Whether a property's schema may take null: it names `null` among its types, or names no type at all. */
+function acceptsNull(schema: Record<string, unknown>): boolean {
+  if (schema.type === undefined) return true;
+  return schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'));
 }
 
 /** Whether the schema takes a string, and not the number or boolean given. */

@@ -2,17 +2,31 @@ import type { RunRecord } from '../artifacts/run-record.js';
 import { mapRecordValues } from '../artifacts/record-values.js';
 import { RunnerError } from '../errors.js';
 import { importRunFolders } from './import-runs.js';
+import { openRedisRunStore } from './redis-run-store.js';
 import { currentOwner } from './run-owner.js';
 import type { RunStore, StoredRun } from './run-store.js';
 import { toDisplayForm } from './secret-refs.js';
 import { SqliteRunStore } from './sqlite-run-store.js';
 
+/** Where the run store is: SQLite under the artifacts folder, or Redis in queue mode (shared by every machine). */
+export interface RunStoreLocation {
+  artifacts: string;
+  /** Queue mode's redis:// URL: the runs live in that Redis, so `runs`, `show` and `resume` work from any machine. */
+  queue?: string;
+}
+
 /**
- * Opens the run store of an artifacts folder; the first time, runs recorded
- * before the store existed are imported from their run.json files.
+ * Opens the run store: SQLite under `artifacts` (importing run folders from
+ * before the store once), or, in queue mode, the project's runs in Redis
+ * (importing this machine's SQLite history once). A bare path means SQLite.
  */
-export function openRunStore(artifacts: string, nowMs = Date.now()): SqliteRunStore {
-  const store = new SqliteRunStore(artifacts);
+export function openRunStore(where: string | RunStoreLocation, nowMs = Date.now()): RunStore {
+  const location = typeof where === 'string' ? { artifacts: where } : where;
+  if (location.queue) {
+    // One namespace for every machine: each project has a Redis database of its own (its queues are not namespaced either).
+    return openRedisRunStore(location.queue, { artifacts: location.artifacts, namespace: 'runner', nowMs });
+  }
+  const store = new SqliteRunStore(location.artifacts);
   try {
     importRunFolders(store, currentOwner(nowMs));
   } catch (error) {
@@ -23,8 +37,8 @@ export function openRunStore(artifacts: string, nowMs = Date.now()): SqliteRunSt
 }
 
 /** Opens the store, hands it to `use`, and closes it again. */
-export async function withRunStore<T>(artifacts: string, use: (store: SqliteRunStore) => T | Promise<T>): Promise<T> {
-  const store = openRunStore(artifacts);
+export async function withRunStore<T>(where: string | RunStoreLocation, use: (store: RunStore) => T | Promise<T>): Promise<T> {
+  const store = openRunStore(where);
   try {
     return await use(store);
   } finally {

@@ -92,7 +92,7 @@ export class TriggerService implements TriggerHost {
   async start(): Promise<void> {
     const { workflows, triggers, config } = this.options;
     const seen = this.seen;
-    this.store = openRunStore(config.artifacts, this.clock.now());
+    this.store = openRunStore(config, this.clock.now());
     const recovery = this.recoveryHost(this.store);
     // Runs a runner left unfinished when it died go on first, before any trigger can start their file again.
     await resumeInterruptedRuns(recovery, workflows);

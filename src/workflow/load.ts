@@ -15,6 +15,7 @@ import { collectReferences, linkSteps, type Reference } from './step-references.
 import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
+import { diagnoseUnusableAppUse } from '../config/unusable-apps.js';
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
@@ -183,7 +184,10 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   const app = dot > 0 ? uses.slice(0, dot) : '';
   const tool = dot > 0 ? uses.slice(dot + 1) : '';
   if (app === BUILTIN_APP) checkBuiltinStep(raw, index, tool, context);
-  else if (app && !Object.hasOwn(context.config.apps, app)) {
+  else if (app && context.config.unusableApps && Object.hasOwn(context.config.unusableApps, app)) {
+    // An imported server that cannot be used: the error is positioned in the imported file.
+    context.diagnostics.push(diagnoseUnusableAppUse(context.config.unusableApps[app]!, { uses, stepId: id, location: locatePath(context.source, ['steps', index, 'uses']) }));
+  } else if (app && !Object.hasOwn(context.config.apps, app)) {
     const where = context.config.file ? `apps in ${context.config.file}` : 'apps (no runner.config.yaml was found)';
     context.diagnostics.push({
       location: locatePath(context.source, ['steps', index, 'uses']),

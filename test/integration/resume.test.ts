@@ -44,7 +44,7 @@ describe('runner resume', () => {
 
   it('re-runs a step whose outcome is unknown only with --rerun-unknown', async () => {
     // The step's timeout also covers starting the app (cold in every one of these runs): leave room for that.
-    const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 5000 }\n    timeout: 1500ms\n');
+    const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 10000 }\n    timeout: 4s\n');
     const first = await cli('run', workflow, '--json');
     expect(first.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
 

@@ -11,7 +11,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
  */
 export async function logsCommand(id: string, app: string | undefined, options: GlobalOptions, io: CliIO): Promise<number> {
   const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
-  const run = await withRunStore(config.artifacts, (store) => findRun(store, config.artifacts, id).run);
+  const run = await withRunStore(config, (store) => findRun(store, config.artifacts, id).run);
   const folder = join(run.dir, 'logs');
   const available = existsSync(folder) ? readdirSync(folder).filter((name) => name.endsWith('.log')).map((name) => name.slice(0, -4)).sort() : [];
   if (available.length === 0) {

@@ -24,7 +24,7 @@ export interface RunsOptions extends GlobalOptions {
 export async function runsCommand(options: RunsOptions, io: CliIO): Promise<number> {
   const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
   const filter = parseFilter(options, Date.now());
-  const runs = await withRunStore(config.artifacts, (store) => store.listRuns(filter));
+  const runs = await withRunStore(config, (store) => store.listRuns(filter));
   if (options.json) {
     io.stdout(JSON.stringify(runs, null, 2) + '\n');
     return ExitCode.succeeded;
@@ -40,7 +40,7 @@ export async function runsCommand(options: RunsOptions, io: CliIO): Promise<numb
 /** `runner runs show ID|latest`: one run, step by step. */
 export async function showRunCommand(id: string, options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
   const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
-  const { run, interrupted } = await withRunStore(config.artifacts, (store) => {
+  const { run, interrupted } = await withRunStore(config, (store) => {
     const stored = findRun(store, config.artifacts, id);
     const owner = stored.run.status === 'running' ? store.unfinishedRuns([stored.run.workflow]).find((candidate) => candidate.id === stored.id)?.owner : undefined;
     return { run: displayRecord(stored), interrupted: stored.run.status === 'running' && !(owner && isOwnerLive(owner, Date.now())) };
@@ -80,7 +80,7 @@ export async function pruneCommand(options: PruneCommandOptions, io: CliIO): Pro
       hint: 'or set `retention: { max-age: 30d, max-runs: 500 }` in runner.config.yaml',
     });
   }
-  const result = await withRunStore(config.artifacts, async (store) => {
+  const result = await withRunStore(config, async (store) => {
     const chosen = selectRunsToPrune(store, { ...policy, workflow: options.workflow }, Date.now());
     return options.dryRun ? { deleted: chosen, failed: [] } : deleteRuns(store, chosen);
   });

@@ -1,0 +1,61 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { AppRegistry } from '../../apps/registry.js';
+import { killAllTracked } from '../../apps/child-reaper.js';
+import { systemClock } from '../../clock.js';
+import { loadConfig, showPath } from '../../config/load.js';
+import { ExitCode, RunnerError } from '../../errors.js';
+import { Limits } from '../../scheduler/limits.js';
+import type { CliIO, GlobalOptions } from '../io.js';
+import { reportWarnings } from '../report-error.js';
+
+/** `--queue URL` reaches the config (as RUNNER_QUEUE_URL) before this runs. */
+export type WorkerCommandOptions = GlobalOptions;
+
+/**
+ * `runner worker`: executes the call jobs of every app in the config from the
+ * queue until SIGINT/SIGTERM, holding one connection per app. Exit 0 after a
+ * clean stop (calls in flight finish first).
+ */
+export async function workerCommand(options: WorkerCommandOptions, io: CliIO): Promise<number> {
+  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+  reportWarnings(config.warnings, io.stderr);
+  const url = config.queue;
+  if (!url) throw new RunnerError('usage', 'runner worker needs a queue: set `queue: redis://...` in runner.config.yaml or pass --queue URL');
+  const { startCallWorkers } = await import('../../queue/call-worker.js');
+  const name = `${hostname()}-${process.pid}`;
+  const apps = new AppRegistry({ config, logDir: join(config.artifacts, '.runner', 'workers', name) });
+  const lockMs = Number(io.env.RUNNER_WORKER_LOCK_MS);
+  const workers = await startCallWorkers({
+    url,
+    config,
+    apps,
+    limits: new Limits(config),
+    clock: systemClock,
+    ...(Number.isFinite(lockMs) && lockMs > 0 && { lockDurationMs: lockMs }),
+    onError: (error) => io.stderr(`worker: ${error.message}\n`),
+  });
+  const appNames = Object.keys(config.apps);
+  io.stderr(`worker ${name} ready: apps ${appNames.join(', ') || '(none)'} from ${config.file ? showPath(config.file, io.cwd) : 'no config'}\n`);
+
+  let signals = 0;
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++;
+      if (signals === 1) {
+        io.stderr(`${signal}: finishing calls in flight (again to stop at once)\n`);
+        resolve();
+      } else {
+        killAllTracked();
+        process.exit(ExitCode.interrupted);
+      }
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
+  });
+  await stopped;
+  await workers.close();
+  await apps.closeAll();
+  return ExitCode.succeeded;
+}

@@ -1,0 +1,114 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { CallAbortReason } from '../apps/call-error.js';
+import type { AppRegistry } from '../apps/registry.js';
+import type { Clock } from '../clock.js';
+import type { RunnerConfig } from '../config/types.js';
+import type { Limits } from '../scheduler/limits.js';
+import type { CallJob, CallOutcome } from './call-job.js';
+import { executeCallJob, type CallHost } from './execute-call-job.js';
+import type { CancelMessage } from './queue-dispatcher.js';
+import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
+
+export interface CallWorkersOptions {
+  url: string;
+  config: RunnerConfig;
+  apps: AppRegistry;
+  limits: Limits;
+  clock: Clock;
+  /** How long a job's lock lasts without renewal: a killed worker's job is handed back after about this long. @default 30000 */
+  lockDurationMs?: number;
+  onError?: (error: Error) => void;
+}
+
+/** A job's progress once a request with side effects was sent: a second run of the job must not send it again. */
+interface SentMark {
+  sent: number;
+}
+
+/**
+ * Consumes call jobs for every configured app: one BullMQ Worker per app
+ * queue, each up to the process `concurrency` (the shared Limits hold the
+ * process total and the app's per-process share). The app's `concurrency`
+ * and `rate` are set as the queue's global limits, so they hold across every
+ * worker together. Resolves once every worker is listening.
+ */
+export async function startCallWorkers(options: CallWorkersOptions): Promise<{ close(): Promise<void> }> {
+  const { config } = options;
+  const connection = connectionFromUrl(options.url);
+  const host: CallHost = { apps: options.apps, limits: options.limits, workflowQueue: null, clock: options.clock, secretValues: config.secretValues };
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  const workers = new Map<string, Worker<CallJob, CallOutcome>>();
+  for (const app of Object.keys(config.apps)) {
+    const queue = new Queue(app, { connection, prefix: QUEUE_PREFIX });
+    await applyGlobalLimits(queue, config.apps[app]!);
+    await queue.close();
+    const worker = new Worker<CallJob, CallOutcome>(app, (job, _token, signal) => processCallJob(job, host, signal), {
+      connection,
+      prefix: QUEUE_PREFIX,
+      concurrency: config.concurrency,
+      lockDuration,
+      stalledInterval: lockDuration,
+      // A job whose worker died is handed back once; processCallJob decides whether running it again is safe.
+      maxStalledCount: 1,
+    });
+    worker.on('error', (error) => options.onError?.(error));
+    workers.set(app, worker);
+  }
+  await Promise.all([...workers.values()].map((worker) => worker.waitUntilReady()));
+
+  // Cancel requests from coordinators (Ctrl-C, a step or run timeout) reach the job's signal here.
+  const subscriber = new Redis(connection as object);
+  subscriber.on('error', (error) => options.onError?.(error));
+  subscriber.on('message', (_channel, text: string) => {
+    const message = parseCancel(text);
+    if (!message) return;
+    workers.get(message.app)?.cancelJob(message.jobId, new CallAbortReason(message.kind, message.message) as unknown as string);
+  });
+  await subscriber.subscribe(CANCEL_CHANNEL);
+
+  return {
+    async close() {
+      subscriber.disconnect();
+      await Promise.allSettled([...workers.values()].map((worker) => worker.close()));
+    },
+  };
+}
+
+/**
+ * BullMQ's processor: runs one call job. A job handed back after its worker
+ * died is run again only when that is safe: its request was never sent, or
+ * the coordinator said repeating it is (read-only, idempotent, `retry.unsafe`).
+ */
+export async function processCallJob(job: Job<CallJob, CallOutcome>, host: CallHost, signal?: AbortSignal): Promise<CallOutcome> {
+  const data = job.data;
+  const mark = job.progress as Partial<SentMark> | number | undefined;
+  if (typeof mark === 'object' && mark?.sent !== undefined && !data.retrySafe) {
+    const message = `${data.uses}: the worker running it stopped after the request was sent; it may or may not have had its effect (outcome unknown)`;
+    return { status: 'failed', attempts: mark.sent, error: { kind: 'transport', message, outcome: 'unknown' }, history: [] };
+  }
+  const controller = new AbortController();
+  const onAbort = () => {
+    const reason = signal!.reason;
+    controller.abort(reason instanceof CallAbortReason ? reason : new CallAbortReason('cancelled', `the worker stopped the call${reason ? `: ${String(reason)}` : ''}`));
+  };
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await executeCallJob(data, host, controller.signal, {
+      // Recorded before the request goes out, so a second run of this job knows it may have had its effect.
+      intent: data.sideEffects ? (attempt) => job.updateProgress({ sent: attempt } satisfies SentMark) : undefined,
+    });
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function parseCancel(text: string): CancelMessage | undefined {
+  try {
+    const message = JSON.parse(text) as CancelMessage;
+    return typeof message.app === 'string' && typeof message.jobId === 'string' ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}

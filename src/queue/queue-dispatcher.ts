@@ -1,0 +1,165 @@
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { CallAbortReason } from '../apps/call-error.js';
+import type { StepErrorRecord } from '../artifacts/run-record.js';
+import type { RunnerConfig } from '../config/types.js';
+import type { CallJob, CallOutcome } from './call-job.js';
+import type { CallHooks } from './execute-call-job.js';
+import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
+
+/** How long a cancelled job's worker has to report back before the step is given up on. */
+const CANCEL_GRACE_MS = 10_000;
+
+/** A cancel request as published on CANCEL_CHANNEL. */
+export interface CancelMessage {
+  app: string;
+  jobId: string;
+  kind: CallAbortReason['kind'];
+  message: string;
+}
+
+/**
+ * The coordinator's side of queue mode: each app call becomes a job on the
+ * app's queue (`runner:<app>`), and its outcome comes back as the job's
+ * return value. The journal intent of a call with side effects is committed
+ * before the job is added, so it precedes the request as it does in-process.
+ */
+export class QueueDispatcher {
+  private readonly connection;
+  private readonly queues = new Map<string, Promise<{ queue: Queue; events: QueueEvents }>>();
+  private publisher: Redis | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly config: RunnerConfig,
+  ) {
+    this.connection = connectionFromUrl(url);
+  }
+
+  /** A CallDispatcher: adds the job and resolves with its outcome; cancels it when `signal` aborts. */
+  readonly dispatch = async (job: CallJob, signal: AbortSignal, hooks: CallHooks): Promise<CallOutcome> => {
+    if (signal.aborted) return stoppedOutcome(signal, 'not-sent');
+    let journaled = false;
+    if (job.sideEffects && hooks.intent) {
+      try {
+        await hooks.intent(1);
+        journaled = true;
+      } catch (error) {
+        return failedOutcome({ kind: 'storage', message: `${job.uses} was not sent: its intent could not be recorded: ${messageOf(error)}`, outcome: 'not-sent' });
+      }
+    }
+    const outcome = await this.runJob(job, signal, hooks);
+    if (journaled) hooks.settle?.(outcome.status === 'succeeded' ? 'succeeded' : 'failed');
+    return outcome;
+  };
+
+  private async runJob(job: CallJob, signal: AbortSignal, hooks: CallHooks): Promise<CallOutcome> {
+    const { queue, events } = await this.open(job.app);
+    const added: Job<CallJob, CallOutcome> = await queue.add('call', job, {
+      // Kept a while so a coordinator that listens late still finds the outcome; BullMQ retries nothing itself.
+      removeOnComplete: { age: 3600 },
+      removeOnFail: { age: 24 * 3600 },
+      attempts: 1,
+    });
+    const jobId = added.id!;
+    const onActive = ({ jobId: id }: { jobId: string }) => {
+      if (id === jobId) hooks.onStatus?.('running', 1);
+    };
+    events.on('active', onActive);
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<CallOutcome>((resolve) => {
+      onAbort = () => {
+        void this.cancel(queue, added, job, signal).then((removed) => {
+          if (removed) return resolve(stoppedOutcome(signal, 'not-sent'));
+          // The worker reports the cancelled call itself; this only covers a worker that never answers.
+          setTimeout(() => resolve(stoppedOutcome(signal, job.retrySafe ? undefined : 'unknown')), CANCEL_GRACE_MS).unref();
+        });
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const finished = added.waitUntilFinished(events).then(
+        (outcome: CallOutcome) => outcome,
+        (error: unknown) => lostOutcome(job, error),
+      );
+      return await Promise.race([finished, stopped]);
+    } finally {
+      events.off('active', onActive);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Removes a job still waiting (then nothing was sent), else asks the worker running it to abort it. */
+  private async cancel(queue: Queue, added: Job, job: CallJob, signal: AbortSignal): Promise<boolean> {
+    const reason = signal.reason instanceof CallAbortReason ? signal.reason : new CallAbortReason('cancelled', 'the run was cancelled');
+    try {
+      const state = await queue.getJobState(added.id!);
+      if (state === 'waiting' || state === 'prioritized' || state === 'delayed') {
+        await added.remove();
+        return true;
+      }
+    } catch {
+      // Taken by a worker meanwhile (a locked job cannot be removed): cancel it there.
+    }
+    this.publisher ??= new Redis(this.connection as object);
+    const message: CancelMessage = { app: job.app, jobId: added.id!, kind: reason.kind, message: reason.message };
+    await this.publisher.publish(CANCEL_CHANNEL, JSON.stringify(message)).catch(() => undefined);
+    return false;
+  }
+
+  private open(app: string): Promise<{ queue: Queue; events: QueueEvents }> {
+    let opened = this.queues.get(app);
+    if (!opened) {
+      opened = (async () => {
+        const queue = new Queue(app, { connection: this.connection, prefix: QUEUE_PREFIX });
+        const events = new QueueEvents(app, { connection: this.connection, prefix: QUEUE_PREFIX });
+        await applyGlobalLimits(queue, this.config.apps[app] ?? {});
+        await events.waitUntilReady();
+        // One listener per call in flight: thousands of foreach items wait on the same QueueEvents.
+        events.setMaxListeners(0);
+        return { queue, events };
+      })();
+      this.queues.set(app, opened);
+    }
+    return opened;
+  }
+
+  /** Closes the queues, event listeners and the cancel publisher. */
+  async close(): Promise<void> {
+    const opened = await Promise.allSettled(this.queues.values());
+    await Promise.allSettled(
+      opened.flatMap((entry) => (entry.status === 'fulfilled' ? [entry.value.events.close(), entry.value.queue.close()] : [])),
+    );
+    this.queues.clear();
+    this.publisher?.disconnect();
+  }
+
+  /** For messages: where the jobs go. */
+  get where(): string {
+    return this.url.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
+/** A job that failed in BullMQ itself (its worker died more often than allowed, or the processor threw). */
+function lostOutcome(job: CallJob, error: unknown): CallOutcome {
+  return failedOutcome({
+    kind: 'transport',
+    message: `${job.uses}: its worker did not finish the call: ${messageOf(error)}`,
+    ...(!job.retrySafe && { outcome: 'unknown' as const }),
+  });
+}
+
+function stoppedOutcome(signal: AbortSignal, outcome: StepErrorRecord['outcome']): CallOutcome {
+  const reason = signal.reason instanceof CallAbortReason ? signal.reason : new CallAbortReason('cancelled', 'the run was cancelled');
+  const record: StepErrorRecord = { kind: reason.kind, message: reason.message, ...(outcome && { outcome }) };
+  return { ...failedOutcome(record), status: reason.kind === 'cancelled' ? 'cancelled' : 'failed' };
+}
+
+function failedOutcome(error: StepErrorRecord): CallOutcome {
+  return { status: 'failed', attempts: 1, error, history: [] };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,180 @@
+import { createRequire } from 'node:module';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { RunnerError } from '../errors.js';
+
+/** One Redis command: its name (or a script defined with `scripts`) and arguments. */
+export type RedisCommand = [name: string, ...args: (string | number)[]];
+
+/** A Lua script the client defines on its connection (ioredis `defineCommand`). */
+export interface RedisScript {
+  name: string;
+  lua: string;
+  numberOfKeys: number;
+}
+
+/** What one round trip does: commands in a MULTI/EXEC, or pipelined, or one MULTI guarded by WATCH. */
+export type RedisBatch =
+  | { kind: 'multi' | 'pipeline'; commands: RedisCommand[] }
+  /** Runs `commands` in MULTI/EXEC only while `absentKey` does not exist; `{ exists: true }` when it does. */
+  | { kind: 'multi-if-absent'; absentKey: string; commands: RedisCommand[] };
+
+export interface RedisSyncClientOptions {
+  /** How long one round trip may take before the caller gets a `storage` error. @default 30000 */
+  timeoutMs?: number;
+  scripts?: RedisScript[];
+}
+
+/** The reply of one command: its value, or the error Redis gave for it. */
+export type RedisReply = { value: unknown; error?: undefined } | { value?: undefined; error: string };
+
+/**
+ * The worker's code. It holds the ioredis connection and answers one batch
+ * at a time; the calling thread sleeps on a shared word until the answer is
+ * posted. Plain JS in a string so it runs the same from src/ (vitest) and dist/.
+ */
+const WORKER_SOURCE = `
+const { workerData } = require('node:worker_threads');
+const Redis = require(workerData.ioredisPath);
+const { port, state, url, scripts, maxRetriesPerRequest } = workerData;
+const redis = new Redis(url, { maxRetriesPerRequest, connectTimeout: 10000, retryStrategy: (times) => Math.min(times * 200, 1000) });
+redis.on('error', () => {}); // each command reports its own failure
+for (const script of scripts) redis.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
+const replies = (results) => results.map(([error, value]) => (error ? { error: error.message } : { value }));
+async function run(batch) {
+  if (batch.kind === 'quit') return redis.quit();
+  if (batch.kind === 'pipeline') return replies(await redis.pipeline(batch.commands).exec());
+  if (batch.kind === 'multi') return replies(await redis.multi(batch.commands).exec());
+  for (;;) {
+    await redis.watch(batch.absentKey);
+    if ((await redis.exists(batch.absentKey)) === 1) {
+      await redis.unwatch();
+      return { exists: true };
+    }
+    const results = await redis.multi(batch.commands).exec();
+    if (results) return replies(results); // null: the key appeared meanwhile; look again
+  }
+}
+port.on('message', async ({ id, batch }) => {
+  let answer;
+  try {
+    answer = { id, result: await run(batch) };
+  } catch (error) {
+    answer = { id, error: error && error.message ? error.message : String(error) };
+  }
+  port.postMessage(answer);
+  Atomics.add(state, 0, 1);
+  Atomics.notify(state, 0);
+});
+`;
+
+/**
+ * A Redis connection with a synchronous API, for the synchronous RunStore
+ * interface: ioredis runs in a worker thread and the caller blocks (Atomics.wait)
+ * until the worker posts the reply, like better-sqlite3 blocks on the disk.
+ */
+export class RedisSyncClient {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly state = new Int32Array(new SharedArrayBuffer(4));
+  private readonly timeoutMs: number;
+  private nextId = 0;
+  private closed = false;
+  /** Why the worker stopped, when it did (reported by the next call). */
+  private failure: Error | undefined;
+
+  constructor(readonly url: string, options: RedisSyncClientOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    const ioredisPath = createRequire(import.meta.url).resolve('ioredis');
+    // A command waits through this many reconnects (200 ms, 400 ms, … then 1 s apart), so the worker gives up before the caller does.
+    const maxRetriesPerRequest = Math.max(1, Math.floor(this.timeoutMs / 1500));
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { port: port2, state: this.state, url, scripts: options.scripts ?? [], ioredisPath, maxRetriesPerRequest },
+      transferList: [port2],
+    });
+    this.worker.on('error', (error) => (this.failure = error));
+    this.worker.on('exit', (code) => (this.failure ??= new Error(`the Redis worker thread exited (${code})`)));
+    this.worker.unref();
+    this.port.unref();
+  }
+
+  /** Sends one batch and waits for its replies. */
+  exec(batch: RedisBatch): RedisReply[] {
+    const result = this.roundTrip(batch);
+    if (!Array.isArray(result)) throw new RunnerError('internal', `unexpected reply from Redis to a ${batch.kind} batch`);
+    return result as RedisReply[];
+  }
+
+  /** Like `exec` with a `multi-if-absent` batch: undefined when the key exists. */
+  execIfAbsent(absentKey: string, commands: RedisCommand[]): RedisReply[] | undefined {
+    const result = this.roundTrip({ kind: 'multi-if-absent', absentKey, commands });
+    return Array.isArray(result) ? (result as RedisReply[]) : undefined;
+  }
+
+  /** One command's value; a Redis error becomes a `storage` error. */
+  call(name: string, ...args: (string | number)[]): unknown {
+    return valuesOf(this.exec({ kind: 'pipeline', commands: [[name, ...args]] }), this.url)[0];
+  }
+
+  /** Ends the connection (QUIT) and the worker. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.roundTrip({ kind: 'quit' }, 5_000);
+    } catch {
+      // the worker goes anyway
+    } finally {
+      this.port.close();
+      void this.worker.terminate();
+    }
+  }
+
+  private roundTrip(batch: RedisBatch | { kind: 'quit' }, timeoutMs = this.timeoutMs): unknown {
+    if (this.closed && batch.kind !== 'quit') throw new RunnerError('internal', 'the Redis run store is closed');
+    if (this.failure) throw new RunnerError('storage', `run store ${redactUrl(this.url)}: ${this.failure.message}`, { cause: this.failure });
+    const id = this.nextId++;
+    this.port.postMessage({ id, batch });
+    const deadline = performance.now() + timeoutMs;
+    // The worker bumps the shared word after each reply it posts. Sleep while it stays the same; a late reply
+    // to a batch that timed out also wakes us, and the 50 ms cap bounds any wait for a reply already counted.
+    for (;;) {
+      const seen = Atomics.load(this.state, 0);
+      const reply = this.takeReply(id);
+      if (reply) return reply.error === undefined ? reply.result : this.failWith(reply.error);
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new RunnerError('storage', `run store ${redactUrl(this.url)}: no reply from Redis within ${timeoutMs} ms`, {
+          hint: 'check that Redis is running and reachable from this machine',
+        });
+      }
+      Atomics.wait(this.state, 0, seen, Math.min(left, 50));
+    }
+  }
+
+  /** The reply to batch `id` if it has arrived; replies to earlier batches are dropped. */
+  private takeReply(id: number): { result?: unknown; error?: string } | undefined {
+    for (;;) {
+      const message = receiveMessageOnPort(this.port)?.message as { id: number; result?: unknown; error?: string } | undefined;
+      if (!message || message.id === id) return message;
+    }
+  }
+
+  private failWith(error: string): never {
+    throw new RunnerError('storage', `run store ${redactUrl(this.url)}: ${error}`, { hint: 'check that Redis is running and reachable from this machine' });
+  }
+}
+
+/** The values of replies; the first error among them becomes a `storage` error. */
+export function valuesOf(replies: RedisReply[], url: string): unknown[] {
+  const failed = replies.find((reply) => reply.error !== undefined);
+  if (failed) throw new RunnerError('storage', `run store ${redactUrl(url)}: ${failed.error}`);
+  return replies.map((reply) => reply.value);
+}
+
+/** The URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
