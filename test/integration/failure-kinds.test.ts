@@ -18,6 +18,8 @@ function faultyWorkspace(steps: string, appFlags: string[] = []): { ws: Workspac
 async function runWorkflow(steps: string, appFlags: string[] = []) {
   const { ws, workflow, counter } = faultyWorkspace(steps, appFlags);
   const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+  // When the runner printed no record, say what it did print (a rare empty stdout was seen once in CI).
+  if (!result.stdout.trim()) throw new Error(`no run record on stdout (exit ${result.code}, signal ${result.signal}); stderr:\n${result.stderr}`);
   const record = JSON.parse(result.stdout);
   const step = (id: string) => record.steps.find((entry: { id: string }) => entry.id === id);
   const sideEffects = () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []);
