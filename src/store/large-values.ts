@@ -33,9 +33,9 @@ export const RUN_RECORD: ValueOwner = { stepId: '', item: -2 };
  * see secret-refs.ts), and it is only resolved when the same run and record
  * have a row of that id, so a look-alike stays the text it is.
  */
-const PLACEHOLDER = '\u001blarge:';
+export const PLACEHOLDER = '\u001blarge:';
 
-interface StoredValue {
+export interface StoredValue {
   id: string;
   /** The string stored under `id`; undefined when written by an earlier store (not known here). */
   text: string | undefined;
@@ -81,24 +81,12 @@ export class LargeValues {
   externalize<T>(runId: string, owner: ValueOwner, record: T): T {
     const values = this.valuesOf(runId);
     const key = ownerKey(owner);
-    const before = values.get(key);
-    const large = containsLargeString(record);
-    if (!large && !before) return record;
-    const kept: StoredValue[] = [];
-    const placeholderFor = (text: string): string => {
-      let value = kept.find((candidate) => candidate.text === text);
-      if (!value) {
-        const index = before?.findIndex((candidate) => candidate.text === text) ?? -1;
-        value = index >= 0 ? before!.splice(index, 1)[0]! : this.insert(runId, owner, text);
-        kept.push(value);
-      }
-      return PLACEHOLDER + value.id;
-    };
-    const mapped = large ? mapDeep(record, (text) => (text.length >= LARGE_STRING_CHARS ? placeholderFor(text) : text)) : record;
-    for (const stale of before ?? []) this.statements.deleteValue.run(runId, owner.stepId, owner.item, stale.id);
-    if (kept.length > 0) values.set(key, kept);
+    const replaced = replaceLargeStrings(record, values.get(key), (text) => this.insert(runId, owner, text));
+    if (!replaced) return record;
+    for (const stale of replaced.stale) this.statements.deleteValue.run(runId, owner.stepId, owner.item, stale.id);
+    if (replaced.kept.length > 0) values.set(key, replaced.kept);
     else values.delete(key);
-    return mapped;
+    return replaced.record;
   }
 
   /** Deletes the values of a step's foreach items from index `count` on. */
@@ -151,8 +139,7 @@ export class LargeValues {
 
   /** `record` with its placeholders replaced by the strings `values` (from `read`, for this record) has for them. */
   resolve<T>(record: T, values: Map<string, string> | undefined): T {
-    if (!values) return record;
-    return mapDeep(record, (text) => (text.startsWith(PLACEHOLDER) ? (values.get(text.slice(PLACEHOLDER.length)) ?? text) : text));
+    return resolvePlaceholders(record, values);
   }
 
   private insert(runId: string, owner: ValueOwner, text: string): StoredValue {
@@ -197,4 +184,39 @@ export function ownerKey(owner: ValueOwner): string {
 function ownerOf(key: string): ValueOwner {
   const colon = key.indexOf(':');
   return { item: Number(key.slice(0, colon)), stepId: key.slice(colon + 1) };
+}
+
+/**
+ * `record` with each string of 1 MiB or more replaced by a placeholder: a value
+ * already stored for this record (`before`) is reused when it is that very
+ * string, any other is stored through `insert`. Returns the values the record
+ * now refers to and the ones it no longer does (`stale`, for the caller to
+ * delete); undefined when the record neither has nor had a large string.
+ */
+export function replaceLargeStrings<T>(
+  record: T,
+  before: StoredValue[] | undefined,
+  insert: (text: string) => StoredValue,
+): { record: T; kept: StoredValue[]; stale: StoredValue[] } | undefined {
+  const large = containsLargeString(record);
+  if (!large && !before) return undefined;
+  const unused = [...(before ?? [])];
+  const kept: StoredValue[] = [];
+  const placeholderFor = (text: string): string => {
+    let value = kept.find((candidate) => candidate.text === text);
+    if (!value) {
+      const index = unused.findIndex((candidate) => candidate.text === text);
+      value = index >= 0 ? unused.splice(index, 1)[0]! : insert(text);
+      kept.push(value);
+    }
+    return PLACEHOLDER + value.id;
+  };
+  const mapped = large ? mapDeep(record, (text) => (text.length >= LARGE_STRING_CHARS ? placeholderFor(text) : text)) : record;
+  return { record: mapped, kept, stale: unused };
+}
+
+/** `record` with its placeholders replaced by the strings `values` (value id → string) has for them. */
+export function resolvePlaceholders<T>(record: T, values: Map<string, string> | undefined): T {
+  if (!values || values.size === 0) return record;
+  return mapDeep(record, (text) => (text.startsWith(PLACEHOLDER) ? (values.get(text.slice(PLACEHOLDER.length)) ?? text) : text));
 }

@@ -1,18 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { containsLargeString, isWellFormed, LARGE_STRING_CHARS, sliceText } from '../artifacts/large-strings.js';
-import { mapDeep } from '../artifacts/record-values.js';
-import { ownerKey, type ValueOwner } from './large-values.js';
+import { isWellFormed, sliceText } from '../artifacts/large-strings.js';
+import { ownerKey, replaceLargeStrings, resolvePlaceholders, type StoredValue, type ValueOwner } from './large-values.js';
 import type { RedisKeys } from './redis-keys.js';
 import type { RedisCommand } from './redis-sync-client.js';
-
-/** What a record holds in place of a large string (the same form as the SQLite store's; see large-values.ts). */
-const PLACEHOLDER = '\u001blarge:';
-
-interface StoredValue {
-  id: string;
-  /** The string under `id`; undefined when another process wrote it. */
-  text: string | undefined;
-}
 
 /**
  * Keeps strings of 1 MiB or more out of the records, as the SQLite store does:
@@ -37,24 +27,12 @@ export class RedisLargeValues {
   externalize<T>(runId: string, owner: ValueOwner, record: T, batch: RedisCommand[]): T {
     const values = this.valuesOf(runId);
     const key = ownerKey(owner);
-    const before = values.get(key);
-    const large = containsLargeString(record);
-    if (!large && !before) return record;
-    const kept: StoredValue[] = [];
-    const placeholderFor = (text: string): string => {
-      let value = kept.find((candidate) => candidate.text === text);
-      if (!value) {
-        const index = before?.findIndex((candidate) => candidate.text === text) ?? -1;
-        value = index >= 0 ? before!.splice(index, 1)[0]! : this.insert(runId, key, text, batch);
-        kept.push(value);
-      }
-      return PLACEHOLDER + value.id;
-    };
-    const mapped = large ? mapDeep(record, (text) => (text.length >= LARGE_STRING_CHARS ? placeholderFor(text) : text)) : record;
-    for (const stale of before ?? []) batch.push(['hdel', this.keys.largeValues(runId), stale.id], ['del', this.keys.chunks(runId, stale.id)]);
-    if (kept.length > 0) values.set(key, kept);
+    const replaced = replaceLargeStrings(record, values.get(key), (text) => this.insert(runId, key, text, batch));
+    if (!replaced) return record;
+    for (const stale of replaced.stale) batch.push(['hdel', this.keys.largeValues(runId), stale.id], ['del', this.keys.chunks(runId, stale.id)]);
+    if (replaced.kept.length > 0) values.set(key, replaced.kept);
     else values.delete(key);
-    return mapped;
+    return replaced.record;
   }
 
   /** Forgets the values of items from `count` on (the trim script deletes them in Redis). */
@@ -74,8 +52,7 @@ export class RedisLargeValues {
 
   /** `record` with its placeholders replaced by the strings in `values` (value id → string). */
   resolve<T>(record: T, values: Map<string, string> | undefined): T {
-    if (!values || values.size === 0) return record;
-    return mapDeep(record, (text) => (text.startsWith(PLACEHOLDER) ? (values.get(text.slice(PLACEHOLDER.length)) ?? text) : text));
+    return resolvePlaceholders(record, values);
   }
 
   private insert(runId: string, owner: string, text: string, batch: RedisCommand[]): StoredValue {
