@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { callsFromTools, ELICIT_ANSWERS, knownCalls, readContext, UNSUPPORTED_AUTH } from './conformance-scenarios.mjs';
+import { callsFromTools, ELICIT_ANSWERS, knownCalls, MACHINE_AUTH, readContext } from './conformance-scenarios.mjs';
 
 const cli = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js');
 const APP = 'conf';
@@ -35,14 +35,19 @@ async function main() {
   const url = process.argv.at(-1);
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
   if (!url?.startsWith('http')) throw new ClientFailure('usage: conformance-runner-client.mjs <server-url> (with MCP_CONFORMANCE_SCENARIO set)');
-  if (UNSUPPORTED_AUTH[scenario]) throw new ClientFailure(`runner does not support ${UNSUPPORTED_AUTH[scenario]}`);
   const context = readContext();
   const dir = mkdtempSync(join(tmpdir(), 'runner-conformance-'));
   try {
-    const env = { ...process.env, RUNNER_CREDENTIALS: join(dir, 'credentials.json'), CONF_CLIENT_SECRET: context.client_secret ?? '', CONF_PRIVATE_KEY: context.private_key_pem ?? '' };
+    const env = {
+      ...process.env,
+      RUNNER_CREDENTIALS: join(dir, 'credentials.json'),
+      CONF_CLIENT_SECRET: context.client_secret ?? '',
+      CONF_PRIVATE_KEY: context.private_key_pem ?? '',
+      CONF_ID_TOKEN: context.idp_id_token ?? '',
+    };
     const config = writeConfig(dir, url, scenario, context);
     const runner = (args, options) => runCli(['--config', config, ...args], { cwd: dir, env, ...options });
-    const oauth = scenario.startsWith('auth/') && !isClientCredentials(scenario);
+    const oauth = scenario.startsWith('auth/') && !MACHINE_AUTH[scenario];
     if (oauth) await logIn(runner);
     let calls = knownCalls(scenario, context);
     if (!calls) calls = callsFromTools(scenario, await listTools(runner));
@@ -69,19 +74,32 @@ async function main() {
   }
 }
 
-function isClientCredentials(scenario) {
-  return scenario === 'auth/client-credentials-basic' || scenario === 'auth/client-credentials-jwt';
-}
-
 /** runner.config.yaml (as JSON, which YAML reads) with the one app and its `auth:`. */
 function writeConfig(dir, url, scenario, context) {
-  const app = { url, timeout: '20s', 'connect-timeout': '20s' };
+  // RUNNER_CONFORMANCE_APP_TIMEOUT: longer where the suite runs every scenario at once (--requirements).
+  const timeout = process.env.RUNNER_CONFORMANCE_APP_TIMEOUT ?? '20s';
+  const app = { url, timeout, 'connect-timeout': timeout };
   const pinned = process.env.RUNNER_CONFORMANCE_PROTOCOL === 'suite' ? process.env.MCP_CONFORMANCE_PROTOCOL_VERSION : undefined;
   if (pinned) app.protocol = pinned;
+  const machine = MACHINE_AUTH[scenario];
   if (scenario === 'auth/client-credentials-jwt') {
     app.auth = { type: 'client-credentials', 'client-id': context.client_id, 'private-key': '${CONF_PRIVATE_KEY}', ...(context.signing_algorithm && { algorithm: context.signing_algorithm }) };
-  } else if (isClientCredentials(scenario)) app.auth = { type: 'client-credentials', 'client-id': context.client_id, 'client-secret': '${CONF_CLIENT_SECRET}' };
-  else if (scenario.startsWith('auth/')) {
+  } else if (machine === 'client-credentials') app.auth = { type: 'client-credentials', 'client-id': context.client_id, 'client-secret': '${CONF_CLIENT_SECRET}' };
+  else if (machine === 'workload-identity') {
+    // Where a platform keeps a workload's token (a projected service account token): a file, read at each token request.
+    writeFileSync(join(dir, 'workload.jwt'), `${context.valid_jwt}\n`);
+    app.auth = { type: 'workload-identity', 'client-id': context.client_id, 'assertion-file': 'workload.jwt' };
+  } else if (machine === 'enterprise-managed') {
+    app.auth = {
+      type: 'enterprise-managed',
+      'client-id': context.client_id,
+      'client-secret': '${CONF_CLIENT_SECRET}',
+      // The suite's identity provider publishes partial metadata, so its token endpoint is given, as the raw client does.
+      'idp-token-endpoint': context.idp_token_endpoint,
+      'idp-client-id': context.idp_client_id,
+      'id-token': '${CONF_ID_TOKEN}',
+    };
+  } else if (scenario.startsWith('auth/')) {
     // Without a client handed out, runner's client ID metadata document, as a user who hosts one would write it
     // (the same URL as the raw client's): used where the server supports those, else runner registers.
     app.auth = { type: 'oauth', 'client-id': context.client_id ?? CLIENT_METADATA_URL };
@@ -133,7 +151,7 @@ async function runWorkflow(runner, workflow) {
  */
 async function logIn(runner) {
   let browsed = false;
-  const result = await runner(['auth', 'login', APP, '--no-browser', '--timeout', '20s'], {
+  const result = await runner(['auth', 'login', APP, '--no-browser', '--timeout', process.env.RUNNER_CONFORMANCE_APP_TIMEOUT ?? '20s'], {
     onOutput: (text) => {
       const found = text.match(/https?:\/\/[^\s"'<>]+/g) ?? [];
       const authorization = found.find((candidate) => /[?&](client_id|response_type)=/.test(candidate) && new URL(candidate).hostname !== '127.0.0.1');
@@ -152,7 +170,7 @@ async function browse(authorizationUrl) {
     const location = response.headers.get('location');
     if (location) await fetch(new URL(location, authorizationUrl));
   } catch (error) {
-    process.stderr.write(`runner-client: the browser stand-in failed: ${error.message}\n`);
+    process.stderr.write(`runner-client: the browser stand-in failed: ${error.message}${error.cause ? ` (${error.cause.message ?? error.cause})` : ''}\n`);
   }
 }
 

@@ -21,13 +21,13 @@ export const ELICIT_ANSWERS = {
   'sep-2322-client-request-state': { confirmed: true },
 };
 
-/** Auth scenarios (and extensions) that need a grant or client authentication runner does not offer. */
-export const UNSUPPORTED_AUTH = {
-  'auth/enterprise-managed-authorization': 'enterprise-managed authorization (ID-JAG token exchange, SEP-990)',
-  'auth/cross-app-access-complete-flow': 'cross-app access (ID-JAG token exchange, SEP-990)',
-  'auth/dpop': 'DPoP sender-constrained tokens (SEP-1932)',
-  'auth/dpop-nonce': 'DPoP sender-constrained tokens (SEP-1932)',
-  'auth/wif-jwt-bearer': 'the JWT-bearer grant with a workload identity assertion',
+/** The auth scenarios whose tokens come without a login (no authorization code flow), by the `auth.type` that does it. */
+export const MACHINE_AUTH = {
+  'auth/client-credentials-basic': 'client-credentials',
+  'auth/client-credentials-jwt': 'client-credentials',
+  'auth/wif-jwt-bearer': 'workload-identity',
+  'auth/enterprise-managed-authorization': 'enterprise-managed',
+  'auth/cross-app-access-complete-flow': 'enterprise-managed',
 };
 
 /** The scenario's context (MCP_CONFORMANCE_CONTEXT), or {}. */

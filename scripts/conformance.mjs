@@ -162,7 +162,8 @@ async function runRequirements(options) {
       mkdirSync(dir, { recursive: true });
       process.stderr.write(`conformance ${suite} client --requirements ${options.requirements} (${client}) …\n`);
       const result = await run(NODE22, [SUITES[suite], 'client', '--command', clientCommand(client), '--requirements', options.requirements, '--timeout', String(REQUIREMENTS_CLIENT_TIMEOUT_MS), '-o', dir], {
-        env: { RUNNER_CONFORMANCE_PROTOCOL: options.protocol },
+        // Every client runs at once: the app's timeouts in the wrapper's config grow with the suite's.
+        env: { RUNNER_CONFORMANCE_PROTOCOL: options.protocol, RUNNER_CONFORMANCE_APP_TIMEOUT: '150s' },
         killMs: 30 * 60_000,
       });
       writeFileSync(join(dir, 'suite-output.txt'), `${result.stdout}\n--- stderr ---\n${result.stderr}`);

@@ -340,7 +340,7 @@ export class AppConnection {
         requestInit: { headers: app.headers },
         ...createTransportAuth(app, fetch, { secretValues: this.options.secretValues, secretEntries: this.options.secretEntries }),
         // A run never prompts: a scope a user must grant is reported (`runner auth login`); client credentials step up by themselves.
-        onInsufficientScope: app.auth?.type === 'client-credentials' ? 'reauthorize' : 'throw',
+        onInsufficientScope: app.auth && app.auth.type !== 'oauth' && app.auth.type !== 'bearer' ? 'reauthorize' : 'throw',
       });
     }
     const transport = new AppStdioTransport({

@@ -93,6 +93,8 @@ function describeMissingScope(scope: string | undefined, app: AuthSubject): stri
     case 'oauth':
       return `${named} ${needs}, which its stored login does not grant (HTTP 403 insufficient_scope); run \`runner auth login ${app.name}\` to grant it`;
     case 'client-credentials':
+    case 'workload-identity':
+    case 'enterprise-managed':
       return `${named} ${needs}, which the authorization server did not grant to client \`${app.auth.clientId}\` (HTTP 403 insufficient_scope)`;
     case 'bearer':
       return `${named} ${needs}, which its bearer token does not grant (HTTP 403 insufficient_scope)`;
@@ -108,6 +110,10 @@ function fixFor(app: AuthSubject, status: number): string {
       return `run \`runner auth login ${app.name}\``;
     case 'client-credentials':
       return `check \`auth.client-id\` and \`auth.${app.auth.privateKey === undefined ? 'client-secret' : 'private-key'}\` (and \`auth.scopes\`) of app \`${app.name}\``;
+    case 'workload-identity':
+      return `check \`auth.client-id\` and the workload's JWT (\`auth.${'file' in app.auth.assertion ? 'assertion-file' : 'assertion'}\`: expired, or for another audience?) of app \`${app.name}\``;
+    case 'enterprise-managed':
+      return `check \`auth.client-id\`, \`auth.client-secret\` and the user's ID token (\`auth.${'file' in app.auth.idToken ? 'id-token-file' : 'id-token'}\`: an ID token expires) of app \`${app.name}\``;
     case 'bearer':
       return status === 401 ? `the server rejected the token in \`auth.token\` of app \`${app.name}\`` : `the token in \`auth.token\` of app \`${app.name}\` is not allowed this`;
     default:

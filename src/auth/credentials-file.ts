@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { systemClock, type Clock } from '../clock.js';
 import { RunnerError } from '../errors.js';
+import type { StoredDpopKey } from './dpop.js';
 
 /** What runner keeps for one app: its client registration and its tokens. */
 export interface StoredLogin {
@@ -16,6 +17,8 @@ export interface StoredLogin {
   savedAt?: number;
   /** Scopes `insufficient_scope` challenges asked for (step-up): every later login asks for them too, beside the config's. */
   stepUpScope?: string;
+  /** The key the tokens are bound to (DPoP), when the authorization server issued DPoP-bound tokens. */
+  dpopKey?: StoredDpopKey;
 }
 
 /** The file as written: logins by server URL, then by app name. */

@@ -14,6 +14,10 @@ export interface OAuthApp {
   name: string;
   url: string;
   auth: OAuthAppAuth;
+  /** How long asking the app without a token may take (its `connect-timeout`). */
+  connectTimeoutMs?: number;
+  /** The app's `protocol:`, for asking it as a run would. */
+  protocol?: string;
 }
 
 export interface LoginOptions {
@@ -40,7 +44,7 @@ export async function loginApp(app: OAuthApp, options: LoginOptions): Promise<St
   const credentials = new CredentialsFile(app.auth.credentialsFile, clock);
   const before = await credentials.read(app.url, app.name);
   // The 401's challenge may name the metadata (when it is not at a well-known path) and the scope to ask for.
-  const challenge = await probeAuthChallenge(app.url, clock, options.signal);
+  const challenge = await probeAuthChallenge(app.url, clock, { signal: options.signal, timeoutMs: app.connectTimeoutMs, protocol: app.protocol });
   // Everything granted before stays asked for: a step-up widens the login, it never trades one scope for another.
   const scope = computeScopeUnion(app.auth.scopes.join(' '), before?.tokens?.scope, before?.stepUpScope, challenge.scope, ...(options.extraScopes ?? []));
   const discovered = { resourceMetadataUrl: challenge.resourceMetadataUrl };
@@ -55,7 +59,7 @@ export async function loginApp(app: OAuthApp, options: LoginOptions): Promise<St
       auth: app.auth,
       credentials,
       clock,
-      login: { redirectUrl: listener.redirectUrl, state, onAuthorizationUrl: (url) => (authorizationUrl = url) },
+      login: { redirectUrl: listener.redirectUrl, state, dpopChallenged: challenge.dpop === true, onAuthorizationUrl: (url) => (authorizationUrl = url) },
     });
     const started = await failingAs(app, () => auth(provider, { serverUrl: app.url, scope, ...discovered, forceReauthorization: true }));
     if (started === 'REDIRECT' && authorizationUrl) {

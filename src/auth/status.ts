@@ -31,7 +31,7 @@ export interface AuthStatus {
 export async function readAuthStatus(app: { name: string; url: string; auth: AppAuth }, clock: Clock = systemClock): Promise<AuthStatus> {
   const base = { app: app.name, url: app.url, type: app.auth.type };
   if (app.auth.type === 'bearer') return { ...base, state: 'no-login' };
-  if (app.auth.type === 'client-credentials') return { ...base, state: 'no-login', clientId: app.auth.clientId, ...(app.auth.scopes.length > 0 && { scopes: app.auth.scopes }) };
+  if (app.auth.type !== 'oauth') return { ...base, state: 'no-login', clientId: app.auth.clientId, ...(app.auth.scopes.length > 0 && { scopes: app.auth.scopes }) };
   const credentialsFile = app.auth.credentialsFile;
   const login = await new CredentialsFile(credentialsFile, clock).read(app.url, app.name);
   const clientId = app.auth.clientId ?? login?.client?.client_id;

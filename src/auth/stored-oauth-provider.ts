@@ -1,5 +1,6 @@
 import {
   computeScopeUnion,
+  type DpopSession,
   type OAuthClientInformationContext,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -11,12 +12,15 @@ import { systemClock, type Clock } from '../clock.js';
 import type { OAuthAppAuth } from '../config/types.js';
 import { LoginRequiredError, type LoginReason } from './auth-errors.js';
 import type { CredentialsFile, StoredLogin } from './credentials-file.js';
+import { createDpopKey, dpopAlgorithmFor, restoreDpopSession, wantsDpop, type StoredDpopKey } from './dpop.js';
 
-/** What `runner auth login` adds: where the redirect comes back, and who shows the authorization URL. */
+/** What `runner auth login` adds: where the redirect comes back, who shows the authorization URL, and whether the server asked for DPoP. */
 export interface LoginSession {
   redirectUrl: string;
   state: string;
   onAuthorizationUrl: (url: URL) => void;
+  /** The server's 401 challenge named the DPoP scheme (for `dpop: auto`). */
+  dpopChallenged?: boolean;
 }
 
 export interface StoredOAuthProviderOptions {
@@ -51,6 +55,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private discovery: OAuthDiscoveryState | undefined;
   private problem: LoginReason = 'not-logged-in';
   private readonly clock: Clock;
+  /** A login's new DPoP key, stored with the tokens when they come back bound to it. */
+  private newKey: Promise<{ session: DpopSession; stored: StoredDpopKey }> | undefined;
+  /** The stored key's session, restored once per key. */
+  private restored: { thumbprint: string; session: Promise<DpopSession> } | undefined;
 
   constructor(private readonly options: StoredOAuthProviderOptions) {
     this.clock = options.clock ?? systemClock;
@@ -110,12 +118,42 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
     const now = this.clock.now();
     this.reveal(tokens);
-    await this.change((login) => ({
+    // A login keeps its new key only if the tokens are bound to it; a refresh keeps the key the tokens already were.
+    const newKey = this.options.login && isDpopBound(tokens) ? (await this.newKey)?.stored : undefined;
+    await this.change(({ dpopKey, ...login } = {}) => ({
       ...login,
       tokens,
       savedAt: now,
       expiresAt: tokens.expires_in === undefined ? undefined : now + tokens.expires_in * 1000,
+      ...(this.options.login ? newKey && { dpopKey: newKey } : dpopKey && { dpopKey }),
     }));
+  }
+
+  /**
+   * The DPoP session for token requests (the SDK asks before each). A login
+   * makes a new key when `dpop` is `true`, or `auto` and the server's
+   * challenge asked for DPoP; a run signs with the key its tokens are bound to.
+   */
+  async dpop(): Promise<DpopSession | undefined> {
+    if (!this.options.login) return this.boundSession();
+    if (!this.newKey && wantsDpop(this.options.auth.dpop, this.options.login.dpopChallenged === true)) {
+      this.newKey = createDpopKey(dpopAlgorithmFor(this.discovery?.authorizationServerMetadata));
+    }
+    return (await this.newKey)?.session;
+  }
+
+  /** The session of the key the stored tokens are bound to, if they are: every MCP request is signed with it. */
+  async boundSession(): Promise<DpopSession | undefined> {
+    const { dpopKey } = await this.load();
+    if (!dpopKey) return undefined;
+    if (this.restored?.thumbprint !== dpopKey.thumbprint) this.restored = { thumbprint: dpopKey.thumbprint, session: restoreDpopSession(dpopKey) };
+    return this.restored.session;
+  }
+
+  /** The access token when it is DPoP-bound (sent with the `DPoP` scheme and a proof), else undefined (sent as `Bearer`). */
+  async dpopBoundToken(): Promise<string | undefined> {
+    const { tokens } = await this.load();
+    return tokens && isDpopBound(tokens) ? tokens.access_token : undefined;
   }
 
   /** The access token for the next request; headless, with none stored (or one expired that cannot be refreshed), a LoginRequiredError. */
@@ -210,6 +248,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private reveal(tokens: StoredOAuthTokens): void {
     for (const value of [tokens.access_token, tokens.refresh_token, tokens.id_token]) if (value) this.options.onSecret?.(value);
   }
+}
+
+function isDpopBound(tokens: StoredOAuthTokens): boolean {
+  return tokens.token_type?.toLowerCase() === 'dpop';
 }
 
 /** A client id that is an https URL with a path names a client ID metadata document (the SDK uses it where the server supports one). */

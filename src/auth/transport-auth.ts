@@ -1,9 +1,10 @@
-import { auth, extractWWWAuthenticateParams, type AuthProvider, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { auth, extractWWWAuthenticateParams, withDpop, type AuthProvider, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { Clock } from '../clock.js';
 import type { AppAuth, SecretEntry } from '../config/types.js';
 import { LoginRequiredError } from './auth-errors.js';
-import { ClientCredentialsTokens } from './client-credentials.js';
 import { CredentialsFile } from './credentials-file.js';
+import { challengeNamesDpop } from './dpop.js';
+import { MachineTokens } from './machine-tokens.js';
 import { StoredOAuthProvider } from './stored-oauth-provider.js';
 
 /** What an HTTP transport needs for an app's `auth:`: spread into StreamableHTTPClientTransport (or SSE) options. */
@@ -23,9 +24,11 @@ export interface TransportAuthOptions {
 /**
  * The transport's side of an app's `auth:`. `oauth`: the stored tokens, a
  * refresh (one at a time per app) when the server answers 401, a login hint
- * when there is nothing to refresh, and `insufficient_scope` challenges
- * remembered for the next login. `client-credentials`: tokens from the
- * client id and secret, which the SDK steps up to a wider scope on its own.
+ * when there is nothing to refresh, `insufficient_scope` challenges
+ * remembered for the next login, and a DPoP proof on every request when the
+ * tokens are bound to a key. `client-credentials`, `workload-identity`,
+ * `enterprise-managed`: tokens from the credentials or assertion, which the
+ * SDK gets (and steps up to a wider scope, and binds with DPoP) on its own.
  * `bearer`: the static token.
  */
 export function createTransportAuth(app: { name: string; url: string; auth?: AppAuth }, fetch: FetchLike, options: TransportAuthOptions): TransportAuth {
@@ -41,9 +44,16 @@ export function createTransportAuth(app: { name: string; url: string; auth?: App
       const token = app.auth.token;
       return { authProvider: { token: async () => token }, fetch };
     }
-    case 'client-credentials': {
-      const provider = new ClientCredentialsTokens(app.auth, onSecret);
-      return { authProvider: provider, fetch: rememberScopeChallenges(fetch, (scope) => provider.addStepUpScope(scope)) };
+    case 'client-credentials':
+    case 'workload-identity':
+    case 'enterprise-managed': {
+      const provider = new MachineTokens(app.auth, { app: app.name, onSecret, fetch });
+      const noticing: FetchLike = async (url, init) => {
+        const response = await fetch(url, init);
+        if (challengeNamesDpop(response)) provider.noteDpopChallenge();
+        return response;
+      };
+      return { authProvider: provider, fetch: rememberScopeChallenges(noticing, (scope) => provider.addStepUpScope(scope)) };
     }
     case 'oauth': {
       const credentials = new CredentialsFile(app.auth.credentialsFile, options.clock);
@@ -54,7 +64,11 @@ export function createTransportAuth(app: { name: string; url: string; auth?: App
           token: () => provider.accessToken(),
           onUnauthorized: (context) => once(key, () => reauthorize(provider, context)),
         },
-        fetch: rememberScopeChallenges(fetch, (scope) => provider.addStepUpScope(scope)),
+        // Innermost, as the SDK composes it: the DPoP scheme and a fresh proof replace `Bearer` when the tokens are bound.
+        fetch: rememberScopeChallenges(
+          withDpop(() => provider.boundSession(), () => provider.dpopBoundToken())(fetch),
+          (scope) => provider.addStepUpScope(scope),
+        ),
       };
     }
   }

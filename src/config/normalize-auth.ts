@@ -1,10 +1,12 @@
-import { isAbsolute, relative } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { CREDENTIALS_ENV, credentialsFilePath } from '../auth/credentials-path.js';
 import type { Diagnostic } from '../errors.js';
 import type { AppDeclaration } from './normalize.js';
 import type { RawApp } from './schema.js';
 import { describePath } from './schema-diagnostics.js';
-import type { AppAuth, AppConfig, SecretEntry } from './types.js';
+import type { AppAuth, AppConfig, CredentialSource, SecretEntry } from './types.js';
+import { isHttpUrl } from './http-url.js';
 import { locatePath } from './yaml-source.js';
 
 type RawAuth = NonNullable<RawApp['auth']>;
@@ -12,13 +14,24 @@ type AuthKey = keyof RawAuth & string;
 
 /** Which keys each `auth.type` needs, and which it allows besides `type`. */
 const AUTH_KEYS: Record<AppAuth['type'], { required: AuthKey[]; allowed: AuthKey[] }> = {
-  oauth: { required: [], allowed: ['scopes', 'client-id', 'client-secret', 'redirect-port'] },
-  'client-credentials': { required: ['client-id'], allowed: ['scopes', 'client-id', 'client-secret', 'private-key', 'algorithm'] },
+  oauth: { required: [], allowed: ['scopes', 'client-id', 'client-secret', 'redirect-port', 'dpop'] },
+  'client-credentials': { required: ['client-id'], allowed: ['scopes', 'client-id', 'client-secret', 'private-key', 'algorithm', 'dpop'] },
+  'workload-identity': { required: ['client-id'], allowed: ['scopes', 'client-id', 'assertion', 'assertion-file', 'dpop'] },
+  'enterprise-managed': {
+    required: ['client-id', 'client-secret', 'idp-client-id'],
+    allowed: ['scopes', 'client-id', 'client-secret', 'idp', 'idp-token-endpoint', 'idp-client-id', 'idp-client-secret', 'id-token', 'id-token-file', 'dpop'],
+  },
   bearer: { required: ['token'], allowed: ['token'] },
 };
 
 /** The keys whose values are masked everywhere. */
-const SECRET_KEYS = ['client-secret', 'private-key', 'token'] as const;
+const SECRET_KEYS = ['client-secret', 'private-key', 'token', 'assertion', 'idp-client-secret', 'id-token'] as const;
+
+/** Credentials given either in the config or as a file: exactly one of the two keys. */
+const CREDENTIAL_PAIRS: Partial<Record<AppAuth['type'], { value: 'assertion' | 'id-token'; file: 'assertion-file' | 'id-token-file'; what: string }>> = {
+  'workload-identity': { value: 'assertion', file: 'assertion-file', what: 'the workload\'s JWT' },
+  'enterprise-managed': { value: 'id-token', file: 'id-token-file', what: 'the user\'s ID token' },
+};
 
 /**
  * `auth:` of an HTTP app, shape already validated: checks which keys its
@@ -60,13 +73,44 @@ export function normalizeAuth(
       hint: 'write the secret or the PEM key as ${VAR} and set VAR in the environment or .env',
     });
   }
+  const pair = CREDENTIAL_PAIRS[type];
+  if (pair && (raw[pair.value] === undefined) === (raw[pair.file] === undefined)) {
+    valid = false;
+    const both = raw[pair.value] !== undefined;
+    diagnostics.push({
+      location: both ? at(pair.file) : at('type', 'value'),
+      message: both
+        ? `${where} has both \`${pair.value}\` and \`${pair.file}\`; ${pair.what} comes from one of them`
+        : `${where} of \`type: ${type}\` is missing \`${pair.value}\` (or \`${pair.file}\`): ${pair.what}`,
+      hint: `write it as \${VAR} and set VAR in the environment, or name the file the platform keeps it in`,
+    });
+  }
+  if (type === 'enterprise-managed' && (raw.idp === undefined) === (raw['idp-token-endpoint'] === undefined)) {
+    valid = false;
+    const both = raw.idp !== undefined;
+    diagnostics.push({
+      location: both ? at('idp-token-endpoint') : at('type', 'value'),
+      message: both
+        ? `${where} has both \`idp\` and \`idp-token-endpoint\`; the token endpoint is either discovered from the issuer or given`
+        : `${where} of \`type: enterprise-managed\` is missing \`idp\` (the identity provider's issuer URL, or \`idp-token-endpoint\`)`,
+    });
+  }
+  for (const key of ['idp', 'idp-token-endpoint'] as const) {
+    if (raw[key] === undefined || isHttpUrl(context.expand(raw[key], ['auth', key]))) continue;
+    valid = false;
+    diagnostics.push({ location: at(key, 'value'), message: `\`${key}\` in ${where} is not an http(s) URL`, hint: key === 'idp' ? 'the identity provider\'s issuer, such as https://idp.example.com' : 'such as https://idp.example.com/oauth2/token' });
+  }
   if (raw.algorithm !== undefined && raw['private-key'] === undefined) {
     valid = false;
     diagnostics.push({ location: at('algorithm'), message: `\`algorithm\` in ${where} signs the JWT of \`private-key\`, which is not set` });
   }
   if (!valid) return undefined;
-  const text = (key: 'client-id' | 'client-secret' | 'private-key' | 'token') => (raw[key] === undefined ? undefined : context.expand(raw[key], ['auth', key]));
+  const text = (key: 'client-id' | 'client-secret' | 'private-key' | 'token' | 'idp' | 'idp-token-endpoint' | 'idp-client-id' | 'idp-client-secret') =>
+    raw[key] === undefined ? undefined : context.expand(raw[key], ['auth', key]);
+  const credential = (value: 'assertion' | 'id-token', file: 'assertion-file' | 'id-token-file'): CredentialSource =>
+    raw[value] !== undefined ? { value: context.expand(raw[value], ['auth', value]) } : { file: resolveFile(context.expand(raw[file]!, ['auth', file]), context.dir, context.env) };
   const scopes = [...new Set(raw.scopes ?? [])];
+  const dpop = raw.dpop ?? 'auto';
   switch (type) {
     case 'oauth': {
       const credentialsFile = credentialsFilePath(context.env, context.dir);
@@ -86,6 +130,7 @@ export function normalizeAuth(
         ...(raw['client-secret'] !== undefined && { clientSecret: text('client-secret') }),
         ...(raw['redirect-port'] !== undefined && { redirectPort: raw['redirect-port'] }),
         credentialsFile,
+        dpop,
       };
     }
     case 'client-credentials':
@@ -96,6 +141,21 @@ export function normalizeAuth(
         ...(raw['private-key'] !== undefined && { privateKey: text('private-key') }),
         ...(raw.algorithm !== undefined && { algorithm: raw.algorithm }),
         scopes,
+        dpop,
+      };
+    case 'workload-identity':
+      return { type, clientId: text('client-id')!, assertion: credential('assertion', 'assertion-file'), scopes, dpop };
+    case 'enterprise-managed':
+      return {
+        type,
+        clientId: text('client-id')!,
+        clientSecret: text('client-secret')!,
+        idp: raw.idp !== undefined ? { issuer: text('idp')! } : { tokenEndpoint: text('idp-token-endpoint')! },
+        idpClientId: text('idp-client-id')!,
+        ...(raw['idp-client-secret'] !== undefined && { idpClientSecret: text('idp-client-secret') }),
+        idToken: credential('id-token', 'id-token-file'),
+        scopes,
+        dpop,
       };
     case 'bearer':
       return { type, token: text('token')! };
@@ -116,10 +176,14 @@ export function collectAuthSecrets(declarations: AppDeclaration[], apps: Record<
     const app = apps[declaration.name];
     const raw = declaration.raw.auth;
     if (!raw || !app || app.transport === 'stdio' || !app.auth) continue;
+    const auth = app.auth;
     const values: Record<(typeof SECRET_KEYS)[number], string | undefined> = {
-      'client-secret': app.auth.type === 'bearer' ? undefined : app.auth.clientSecret,
-      'private-key': app.auth.type === 'client-credentials' ? app.auth.privateKey : undefined,
-      token: app.auth.type === 'bearer' ? app.auth.token : undefined,
+      'client-secret': auth.type === 'bearer' || auth.type === 'workload-identity' ? undefined : auth.clientSecret,
+      'private-key': auth.type === 'client-credentials' ? auth.privateKey : undefined,
+      token: auth.type === 'bearer' ? auth.token : undefined,
+      assertion: auth.type === 'workload-identity' && 'value' in auth.assertion ? auth.assertion.value : undefined,
+      'idp-client-secret': auth.type === 'enterprise-managed' ? auth.idpClientSecret : undefined,
+      'id-token': auth.type === 'enterprise-managed' && 'value' in auth.idToken ? auth.idToken.value : undefined,
     };
     for (const key of SECRET_KEYS) {
       const value = values[key];
@@ -148,4 +212,11 @@ export function warnLiteralAuthSecrets(declarations: AppDeclaration[]): Diagnost
     }
   }
   return warnings;
+}
+
+/** A credential file's path: `~` and `$HOME` are the user's home, a relative path is from the config's folder. */
+function resolveFile(path: string, dir: string, env: NodeJS.ProcessEnv): string {
+  const home = env.HOME ?? homedir();
+  const expanded = path === '~' ? home : path.startsWith('~/') ? home + path.slice(1) : path;
+  return resolve(dir, expanded);
 }

@@ -120,20 +120,26 @@ const SCOPE_PATTERN = '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$';
  */
 const authSchema = {
   type: 'object',
-  description: 'How runner authorizes itself to this HTTP app: `oauth` (MCP authorization, `runner auth login APP`), `client-credentials` (machine to machine) or `bearer` (a static token).',
+  description:
+    'How runner authorizes itself to this HTTP app: `oauth` (MCP authorization, `runner auth login APP`), `client-credentials` (machine to machine), `workload-identity` (a JWT the platform issues this workload), `enterprise-managed` (the user\'s ID token from the enterprise identity provider) or `bearer` (a static token).',
   additionalProperties: false,
   required: ['type'],
   properties: {
-    type: { type: 'string', enum: ['oauth', 'client-credentials', 'bearer'], description: 'oauth | client-credentials | bearer.' },
+    type: {
+      type: 'string',
+      enum: ['oauth', 'client-credentials', 'workload-identity', 'enterprise-managed', 'bearer'],
+      description: 'oauth | client-credentials | workload-identity | enterprise-managed | bearer.',
+    },
     scopes: {
       type: 'array',
-      description: 'oauth, client-credentials: scopes to ask for. Default: what the server\'s metadata lists.',
+      description: 'All types but bearer: scopes to ask for. Default: what the server\'s metadata lists.',
       items: { type: 'string', pattern: SCOPE_PATTERN, errorMessage: 'a scope name without spaces' },
     },
     'client-id': {
       type: 'string',
       minLength: 1,
-      description: 'oauth: a pre-registered client id (default: dynamic client registration; an https URL is a client ID metadata document). client-credentials: required. ${VAR} expands.',
+      description:
+        'oauth: a pre-registered client id (default: dynamic client registration; an https URL is a client ID metadata document). client-credentials, workload-identity, enterprise-managed: required (the client registered at the MCP server\'s authorization server). ${VAR} expands.',
     },
     'client-secret': { type: 'string', minLength: 1, description: 'The client secret, for a confidential client; masked everywhere. ${VAR} expands.' },
     'private-key': {
@@ -148,6 +154,23 @@ const authSchema = {
     },
     'redirect-port': { type: 'integer', minimum: 1, maximum: 65535, description: 'oauth: the 127.0.0.1 port `runner auth login` receives the redirect on. Default: a free port.' },
     token: { type: 'string', minLength: 1, description: 'bearer: the token, sent as `Authorization: Bearer`; masked everywhere. Write it as ${VAR}.' },
+    dpop: {
+      enum: [true, false, 'auto'],
+      errorMessage: 'true, false or auto',
+      description: 'All types but bearer: bind tokens to a key runner holds (DPoP): true, false, or auto (when the server\'s 401 challenge asks for DPoP). Default: auto.',
+    },
+    assertion: { type: 'string', minLength: 1, description: 'workload-identity: the JWT the platform issued this workload; masked everywhere. Write it as ${VAR}.' },
+    'assertion-file': { type: 'string', minLength: 1, description: 'workload-identity: a file holding that JWT, read at each token request (platforms rotate it). Relative to the config\'s folder.' },
+    idp: { type: 'string', minLength: 1, description: 'enterprise-managed: the identity provider\'s issuer URL; its token endpoint is discovered from its metadata.' },
+    'idp-token-endpoint': {
+      type: 'string',
+      minLength: 1,
+      description: 'enterprise-managed: the identity provider\'s token endpoint, instead of `idp` where its metadata cannot be discovered.',
+    },
+    'idp-client-id': { type: 'string', minLength: 1, description: 'enterprise-managed: the client registered at the identity provider for the token exchange. ${VAR} expands.' },
+    'idp-client-secret': { type: 'string', minLength: 1, description: 'enterprise-managed: that client\'s secret, if it has one; masked everywhere. Write it as ${VAR}.' },
+    'id-token': { type: 'string', minLength: 1, description: 'enterprise-managed: the user\'s OpenID Connect ID token from the identity provider; masked everywhere. Write it as ${VAR}.' },
+    'id-token-file': { type: 'string', minLength: 1, description: 'enterprise-managed: a file holding that ID token, read at each token request. Relative to the config\'s folder.' },
   },
 } as const;
 

@@ -81,8 +81,21 @@ export interface HttpAppConfig extends AppConfigBase {
   auth?: AppAuth;
 }
 
-/** `auth:` of an HTTP app, normalized: MCP authorization (OAuth 2.1) or a static token. */
-export type AppAuth = OAuthAppAuth | ClientCredentialsAppAuth | BearerAppAuth;
+/** `auth:` of an HTTP app, normalized: MCP authorization (OAuth 2.1), one of its machine-to-machine grants, or a static token. */
+export type AppAuth = OAuthAppAuth | ClientCredentialsAppAuth | EnterpriseManagedAppAuth | WorkloadIdentityAppAuth | BearerAppAuth;
+
+/** The auth types that get their tokens without a person: from credentials or an assertion, at run time. */
+export type MachineAppAuth = ClientCredentialsAppAuth | EnterpriseManagedAppAuth | WorkloadIdentityAppAuth;
+
+/**
+ * `auth.dpop`: `true` binds tokens to a key runner holds (DPoP, RFC 9449),
+ * `false` never does, `auto` does when the server's 401 challenge names the
+ * `DPoP` scheme.
+ */
+export type DpopSetting = 'auto' | boolean;
+
+/** A credential written in the config (`${VAR}` expanded at load), or a file read again at each token request (it may rotate). */
+export type CredentialSource = { value: string } | { file: string };
 
 /** `auth: { type: oauth }`: the authorization code flow with PKCE (`runner auth login APP`), tokens kept per user. */
 export interface OAuthAppAuth {
@@ -96,6 +109,7 @@ export interface OAuthAppAuth {
   redirectPort?: number;
   /** The per-user credentials file where tokens and client registrations live (absolute). */
   credentialsFile: string;
+  dpop: DpopSetting;
 }
 
 /** `auth: { type: client-credentials }`: machine-to-machine tokens for the client id, with its secret or a JWT signed with its private key. */
@@ -109,6 +123,42 @@ export interface ClientCredentialsAppAuth {
   /** The JWT signing algorithm; default: from the key (RS256, ES256/384/512, EdDSA). */
   algorithm?: string;
   scopes: string[];
+  dpop: DpopSetting;
+}
+
+/**
+ * `auth: { type: enterprise-managed }` (MCP's enterprise-managed
+ * authorization): the user's ID token from the enterprise identity provider
+ * is exchanged there for an identity assertion grant (ID-JAG, RFC 8693),
+ * which the MCP server's authorization server trades for a token (RFC 7523).
+ */
+export interface EnterpriseManagedAppAuth {
+  type: 'enterprise-managed';
+  /** The client registered at the MCP server's authorization server, and its secret. */
+  clientId: string;
+  clientSecret: string;
+  /** The identity provider: its issuer URL (the token endpoint is discovered), or its token endpoint. */
+  idp: { issuer: string } | { tokenEndpoint: string };
+  /** The client registered at the identity provider for the token exchange, and its secret if it has one. */
+  idpClientId: string;
+  idpClientSecret?: string;
+  /** The user's OpenID Connect ID token from the identity provider. */
+  idToken: CredentialSource;
+  scopes: string[];
+  dpop: DpopSetting;
+}
+
+/**
+ * `auth: { type: workload-identity }` (workload identity federation): a
+ * JWT the platform issues to this workload (a Kubernetes service account
+ * token, a CI job's OIDC token) is the grant (RFC 7523 JWT bearer).
+ */
+export interface WorkloadIdentityAppAuth {
+  type: 'workload-identity';
+  clientId: string;
+  assertion: CredentialSource;
+  scopes: string[];
+  dpop: DpopSetting;
 }
 
 /** `auth: { type: bearer }`: a static token, sent as `Authorization: Bearer`. */

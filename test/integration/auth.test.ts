@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type AuthServer } from '../servers/auth-server.js';
 import { startProtectedApp, type ProtectedApp } from '../servers/protected-app.js';
-import { cliPath, createWorkspace, runCli, type CliResult, type Workspace } from '../helpers/workspace.js';
+import { login, readCredentials } from '../helpers/auth-login.js';
+import { createWorkspace, runCli, type Workspace } from '../helpers/workspace.js';
 
 // The real CLI against a real authorization server and a protected MCP server
 // on loopback. The test plays the browser: it reads the authorization URL the
@@ -42,49 +42,8 @@ function notesWorkspace(auth: string, url = app.url): { ws: Workspace; env: Node
   return { ws, env: { RUNNER_CREDENTIALS: credentials }, credentials };
 }
 
-/** `runner auth login APP`, with the test as the browser: fetch the printed URL, follow its redirect to the CLI. */
-function login(ws: Workspace, env: NodeJS.ProcessEnv, appName = 'notes', extra: string[] = []): Promise<CliResult & { authorizationUrl: URL }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, '--config', ws.config, 'auth', 'login', appName, '--no-browser', ...extra], {
-      cwd: ws.dir,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let authorizationUrl: URL | undefined;
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const match = /(http:\/\/127\.0\.0\.1:\d+\/authorize\S+)/.exec(stderr);
-      if (match && !authorizationUrl) {
-        authorizationUrl = new URL(match[1]!);
-        void playBrowser(authorizationUrl).catch(reject);
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (!authorizationUrl) return reject(new Error(`login printed no URL (exit ${code}): ${stderr}`));
-      resolve({ code, signal, stdout, stderr, authorizationUrl });
-    });
-  });
-}
-
-async function playBrowser(authorizationUrl: URL): Promise<void> {
-  const consent = await fetch(authorizationUrl, { redirect: 'manual' });
-  expect(consent.status).toBe(302);
-  const callback = await fetch(consent.headers.get('location')!);
-  await callback.text();
-}
-
 function run(ws: Workspace, env: NodeJS.ProcessEnv, workflow = 'whoami.yaml') {
   return runCli(['--config', ws.config, 'run', join(ws.dir, workflow), '--json'], { cwd: ws.dir, env });
-}
-
-function readCredentials(file: string) {
-  return JSON.parse(readFileSync(file, 'utf8')) as { servers: Record<string, Record<string, { tokens?: { access_token: string; refresh_token?: string; scope?: string }; client?: { client_id: string } }>> };
 }
 
 /** Every file under `dir`, as text. */

@@ -2,18 +2,37 @@
 // RFC 8414 metadata, RFC 7591 registration, authorization code + PKCE (S256)
 // with an auto-approving consent and RFC 9207 `iss`, refresh tokens that
 // rotate, client_credentials, RFC 7009 revocation, RFC 8707 resource
-// indicators. `verify` is what a protected server asks about a token.
+// indicators; optionally DPoP-bound tokens (RFC 9449) and the JWT-bearer
+// grant (RFC 7523) for a workload's JWT or an identity provider's ID-JAG.
+// `verify` is what a protected server asks about a token.
 import { createHash, randomBytes, verify as verifySignature } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { closeServer, json, readBody } from './http-json.js';
 import type { AddressInfo } from 'node:net';
 import { OAuthError, OAuthErrorCode, type AuthInfo } from '@modelcontextprotocol/server';
+import { decodeJwt, decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
+import { checkDpopProof } from './dpop-proof.js';
+
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/** Who may sign a JWT-bearer grant: a workload's platform, or an enterprise identity provider (ID-JAG). */
+export interface TrustedAssertionIssuer {
+  issuer: string;
+  /** SPKI PEM of its ES256 key. */
+  publicKey: string;
+  kind: 'workload' | 'id-jag';
+}
 
 export interface AuthServerOptions {
   /** Lifetime of access tokens. @default 3600 */
   accessTokenTtlSeconds?: number;
   scopes?: string[];
-  /** Pre-registered confidential clients, for client_credentials: with a secret, or a public key (PEM) for `private_key_jwt`. */
+  /** Pre-registered clients (client_credentials, JWT-bearer): with a secret, a public key (PEM) for `private_key_jwt`, or neither (public). */
   clients?: { id: string; secret?: string; publicKey?: string; scopes: string[] }[];
+  /** Advertise DPoP and bind tokens to the key of a token request's DPoP proof. */
+  dpop?: boolean;
+  /** Accept the JWT-bearer grant with assertions these issuers signed. */
+  assertionIssuers?: TrustedAssertionIssuer[];
 }
 
 interface Client {
@@ -32,6 +51,8 @@ interface Grant {
   resource?: string;
   refreshToken?: string;
   revoked: boolean;
+  /** The DPoP key thumbprint the grant's tokens are bound to. */
+  jkt?: string;
 }
 
 interface AccessToken {
@@ -41,13 +62,25 @@ interface AccessToken {
   resource?: string;
   expiresAtMs: number;
   revoked: boolean;
+  jkt?: string;
 }
 
 /** What the server saw, for tests to assert on. */
 export interface AuthServerLog {
   registrations: { clientId: string; redirectUris: string[]; method: string }[];
   authorizations: { clientId: string; scope: string; resource?: string; codeChallengeMethod?: string; redirectUri: string }[];
-  tokenRequests: { grantType: string; clientId?: string; scope?: string; resource?: string; assertionAlg?: string; error?: string }[];
+  tokenRequests: {
+    grantType: string;
+    clientId?: string;
+    scope?: string;
+    resource?: string;
+    assertionAlg?: string;
+    /** The thumbprint of the DPoP proof's key, when the request carried one. */
+    dpopJkt?: string;
+    /** The `sub` of a JWT-bearer assertion. */
+    assertionSubject?: string;
+    error?: string;
+  }[];
   revocations: number;
 }
 
@@ -57,6 +90,8 @@ export interface AuthServer {
   log: AuthServerLog;
   /** The protected server's check: throws OAuthError invalid_token for an unknown or revoked token. */
   verify(token: string): AuthInfo;
+  /** The DPoP key thumbprint a token is bound to, if it is. */
+  boundKey(token: string): string | undefined;
   /** Accepts `token` as a bearer token for `resource` (never expires). */
   addStaticToken(token: string, scopes: string[], resource: string): void;
   /** Makes every access token issued so far expired (refresh tokens stay good). */
@@ -95,12 +130,14 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     token_endpoint_auth_signing_alg_values_supported: ['ES256', 'ES384', 'RS256'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    ...(options.dpop && { dpop_signing_alg_values_supported: ['ES256', 'RS256'] }),
   };
+  if (options.assertionIssuers) metadata.grant_types_supported.push(JWT_BEARER);
 
   function issue(grant: Grant, withRefresh: boolean) {
     const access = random();
-    tokens.set(access, { grantId: grant.id, clientId: grant.clientId, scopes: grant.scopes, resource: grant.resource, expiresAtMs: Date.now() + ttl * 1000, revoked: false });
-    const body: Record<string, unknown> = { access_token: access, token_type: 'Bearer', expires_in: ttl, scope: grant.scopes.join(' ') };
+    tokens.set(access, { grantId: grant.id, clientId: grant.clientId, scopes: grant.scopes, resource: grant.resource, expiresAtMs: Date.now() + ttl * 1000, revoked: false, jkt: grant.jkt });
+    const body: Record<string, unknown> = { access_token: access, token_type: grant.jkt ? 'DPoP' : 'Bearer', expires_in: ttl, scope: grant.scopes.join(' ') };
     if (withRefresh) {
       if (grant.refreshToken) refreshTokens.delete(grant.refreshToken);
       grant.refreshToken = random();
@@ -195,6 +232,15 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       const client = authenticate(req, form);
       if (!client) return fail(401, 'invalid_client', 'unknown client or wrong secret');
       entry.clientId = client.id;
+      let jkt: string | undefined;
+      if (options.dpop && req.headers.dpop) {
+        try {
+          jkt = (await checkDpopProof(String(req.headers.dpop), { method: 'POST', url: `${issuer}/token` })).jkt;
+        } catch (error) {
+          return fail(400, 'invalid_dpop_proof', (error as Error).message);
+        }
+        entry.dpopJkt = jkt;
+      }
       if (grantType === 'authorization_code') {
         const code = codes.get(form.get('code') ?? '');
         if (!code || code.used || code.clientId !== client.id) return fail(400, 'invalid_grant', 'unknown or used code');
@@ -203,7 +249,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
         const verifier = form.get('code_verifier') ?? '';
         if (createHash('sha256').update(verifier).digest('base64url') !== code.challenge) return fail(400, 'invalid_grant', 'PKCE verification failed');
         if (code.resource && form.get('resource') && form.get('resource') !== code.resource) return fail(400, 'invalid_target', 'resource differs');
-        const grant: Grant = { id: random(), clientId: client.id, scopes: code.scopes, resource: code.resource, revoked: false };
+        const grant: Grant = { id: random(), clientId: client.id, scopes: code.scopes, resource: code.resource, revoked: false, jkt };
         grants.set(grant.id, grant);
         return json(res, 200, issue(grant, true));
       }
@@ -212,13 +258,35 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
         if (!grant || grant.revoked || grant.clientId !== client.id) return fail(400, 'invalid_grant', 'refresh token revoked, used or unknown');
         const asked = form.get('scope')?.split(' ').filter(Boolean);
         if (asked?.some((s) => !grant.scopes.includes(s))) return fail(400, 'invalid_scope', 'a refresh cannot widen the scope');
+        if (grant.jkt && grant.jkt !== jkt) return fail(400, 'invalid_grant', 'the refresh token is bound to another DPoP key');
         return json(res, 200, issue(grant, true));
       }
       if (grantType === 'client_credentials') {
         if ((!client.secret && !client.publicKey) || !client.scopes) return fail(400, 'unauthorized_client', 'not a confidential client');
         const asked = (form.get('scope') ?? client.scopes.join(' ')).split(' ').filter(Boolean);
         if (asked.some((s) => !client.scopes!.includes(s))) return fail(400, 'invalid_scope', `client may have ${client.scopes.join(' ')}`);
-        const grant: Grant = { id: random(), clientId: client.id, scopes: asked, resource: form.get('resource') ?? undefined, revoked: false };
+        const grant: Grant = { id: random(), clientId: client.id, scopes: asked, resource: form.get('resource') ?? undefined, revoked: false, jkt };
+        grants.set(grant.id, grant);
+        return json(res, 200, issue(grant, false));
+      }
+      if (grantType === JWT_BEARER && options.assertionIssuers) {
+        const assertion = form.get('assertion') ?? '';
+        let claims;
+        try {
+          const trusted = options.assertionIssuers.find((candidate) => candidate.issuer === decodeJwt(assertion).iss);
+          if (!trusted) return fail(400, 'invalid_grant', 'the assertion is from an issuer this server does not trust');
+          if (trusted.kind === 'id-jag' && decodeProtectedHeader(assertion).typ !== 'oauth-id-jag+jwt') return fail(400, 'invalid_grant', 'not an ID-JAG');
+          ({ payload: claims } = await jwtVerify(assertion, await importSPKI(trusted.publicKey, 'ES256'), { audience: [issuer, `${issuer}/`] }));
+          if (trusted.kind === 'id-jag' && claims.client_id !== client.id) return fail(400, 'invalid_grant', 'the ID-JAG is for another client');
+        } catch (error) {
+          return fail(400, 'invalid_grant', `the assertion is not valid: ${(error as Error).message}`);
+        }
+        entry.assertionSubject = String(claims.sub);
+        const allowed = client.scopes ?? supported;
+        const asked = (form.get('scope') ?? (typeof claims.scope === 'string' ? claims.scope : allowed.join(' '))).split(' ').filter(Boolean);
+        if (asked.some((s) => !allowed.includes(s))) return fail(400, 'invalid_scope', `client may have ${allowed.join(' ')}`);
+        const resource = typeof claims.resource === 'string' ? claims.resource : (form.get('resource') ?? undefined);
+        const grant: Grant = { id: random(), clientId: client.id, scopes: asked, resource, revoked: false, jkt };
         grants.set(grant.id, grant);
         return json(res, 200, issue(grant, false));
       }
@@ -247,26 +315,13 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       if (!found || found.revoked) throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown or revoked token');
       return { token, clientId: found.clientId, scopes: found.scopes, expiresAt: Math.floor(found.expiresAtMs / 1000), ...(found.resource && { resource: new URL(found.resource) }) };
     },
+    boundKey: (token) => tokens.get(token)?.jkt,
     addStaticToken(token, scopes, resource) {
       tokens.set(token, { grantId: 'static', clientId: 'static', scopes, resource, expiresAtMs: Date.now() + 365 * 86_400_000, revoked: false });
     },
     expireAccessTokens() {
       for (const token of tokens.values()) if (token.grantId !== 'static') token.expiresAtMs = Date.now() - 1000;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  let text = '';
-  for await (const chunk of req) text += chunk;
-  return text;
 }

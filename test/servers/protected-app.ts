@@ -18,12 +18,17 @@ import {
   type OAuthMetadata,
 } from '@modelcontextprotocol/server';
 import type { AuthServer } from './auth-server.js';
+import { checkDpopProof } from './dpop-proof.js';
 
 export interface ProtectedApp {
   /** `http://127.0.0.1:PORT/mcp`. */
   url: string;
   /** Tokens the server accepted, in order. */
   seenTokens: string[];
+  /** The Authorization scheme of each request that carried one. */
+  schemes: string[];
+  /** The DPoP proofs it accepted (`dpop` mode). */
+  proofs: { jkt: string; jti: string }[];
   close(): Promise<void>;
 }
 
@@ -36,10 +41,16 @@ export interface ProtectedAppOptions {
   challengeScope?: string;
   /** Lets `initialize` and notifications through without a token: the first request challenged is the next one. */
   openInitialize?: boolean;
+  /** Requires DPoP-bound tokens with a proof on each request, and challenges with the `DPoP` scheme. */
+  dpop?: boolean;
+  /** With `dpop`: every proof must carry this nonce (RFC 9449 §9); a proof without it is challenged with `use_dpop_nonce`. */
+  dpopNonce?: string;
 }
 
 export async function startProtectedApp(authServer: AuthServer, options: ProtectedAppOptions = {}): Promise<ProtectedApp> {
   const seenTokens: string[] = [];
+  const schemes: string[] = [];
+  const proofs: ProtectedApp['proofs'] = [];
   const handler = createMcpHandler((context) => {
     const server = new McpServer({ name: 'notes', version: '1.0.0' }, { capabilities: { tools: {} } });
     const auth = context.authInfo;
@@ -87,6 +98,9 @@ export async function startProtectedApp(authServer: AuthServer, options: Protect
     if (metadata) return send(metadata, res);
     if (path !== '/mcp') return send(new Response('not found', { status: 404 }), res);
     if (!request.headers.has('authorization') && options.openInitialize && (await isHandshake(request))) return send(await handler.fetch(request), res);
+    const authorization = request.headers.get('authorization');
+    if (authorization) schemes.push(authorization.split(' ')[0]!);
+    if (options.dpop) return send(await serveDpop(request, authorization), res);
     if (!request.headers.has('authorization') && (options.metadataPath || options.challengeScope)) {
       const scope = options.challengeScope ? `, scope="${options.challengeScope}"` : '';
       const challenge = `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl}"${scope}`;
@@ -98,9 +112,39 @@ export async function startProtectedApp(authServer: AuthServer, options: Protect
     await send(await handler.fetch(request, { authInfo: auth }), res);
   }
 
+  /** `dpop` mode: a DPoP-bound token and a valid proof for this request (and the nonce, if one is required), or a `DPoP` challenge. */
+  async function serveDpop(request: Request, authorization: string | null): Promise<Response> {
+    const challenge = (extra = '') => `DPoP algs="ES256 RS256"${extra}, resource_metadata="${resourceMetadataUrl}"`;
+    const refuse = (error: string, description: string, headers: Record<string, string> = {}) =>
+      Response.json({ error, error_description: description }, { status: 401, headers: { 'www-authenticate': challenge(`, error="${error}"`), ...headers } });
+    if (!authorization) return Response.json({ error: 'invalid_token' }, { status: 401, headers: { 'www-authenticate': challenge() } });
+    const [scheme, token = ''] = authorization.split(' ');
+    if (scheme !== 'DPoP') return refuse('invalid_token', 'this server takes DPoP-bound tokens only');
+    let proof;
+    try {
+      proof = await checkDpopProof(request.headers.get('dpop') ?? undefined, { method: request.method, url: request.url, accessToken: token });
+    } catch (error) {
+      return refuse('invalid_dpop_proof', (error as Error).message);
+    }
+    if (options.dpopNonce && proof.nonce !== options.dpopNonce) return refuse('use_dpop_nonce', 'a nonce is required', { 'dpop-nonce': options.dpopNonce });
+    if (authServer.boundKey(token) !== proof.jkt) return refuse('invalid_token', 'the token is not bound to the proof\'s key');
+    let auth;
+    try {
+      auth = authServer.verify(token);
+    } catch {
+      return refuse('invalid_token', 'unknown, expired or revoked token');
+    }
+    if (auth.expiresAt !== undefined && auth.expiresAt * 1000 < Date.now()) return refuse('invalid_token', 'the token expired');
+    proofs.push({ jkt: proof.jkt, jti: proof.jti });
+    seenTokens.push(token);
+    return handler.fetch(request, { authInfo: auth });
+  }
+
   return {
     url,
     seenTokens,
+    schemes,
+    proofs,
     close: async () => {
       await handler.close();
       http.closeAllConnections();

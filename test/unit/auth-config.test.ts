@@ -86,12 +86,78 @@ describe('auth: in runner.config.yaml', () => {
     ]);
   });
 
+  it('normalizes workload-identity and enterprise-managed: a credential from the config or a file, dpop auto unless set', async () => {
+    const dir = await configDir(
+      [
+        'apps:',
+        '  ci:',
+        '    url: https://ci.example/mcp',
+        '    auth: { type: workload-identity, client-id: builder, assertion-file: tokens/mcp.jwt, dpop: true }',
+        '  ci2:',
+        '    url: https://ci2.example/mcp',
+        '    auth: { type: workload-identity, client-id: builder, assertion: "${WORKLOAD_JWT}" }',
+        '  wiki:',
+        '    url: https://wiki.example/mcp',
+        '    auth:',
+        '      type: enterprise-managed',
+        '      client-id: runner-at-wiki',
+        '      client-secret: ${WIKI_SECRET}',
+        '      idp: https://idp.example.com',
+        '      idp-client-id: runner',
+        '      id-token-file: ~/.cache/idp/id_token',
+        '      scopes: [wiki.read]',
+        '      dpop: false',
+        '',
+      ].join('\n'),
+    );
+    const config = await loadConfig({ cwd: dir, env: { HOME: '/home/u', WORKLOAD_JWT: 'eyJ.workload.jwt', WIKI_SECRET: 'wiki-secret-value' } });
+    expect(config.apps.ci).toMatchObject({ auth: { type: 'workload-identity', clientId: 'builder', assertion: { file: join(dir, 'tokens/mcp.jwt') }, scopes: [], dpop: true } });
+    expect(config.apps.ci2).toMatchObject({ auth: { type: 'workload-identity', assertion: { value: 'eyJ.workload.jwt' }, dpop: 'auto' } });
+    expect(config.apps.wiki).toMatchObject({
+      auth: {
+        type: 'enterprise-managed',
+        clientId: 'runner-at-wiki',
+        clientSecret: 'wiki-secret-value',
+        idp: { issuer: 'https://idp.example.com' },
+        idpClientId: 'runner',
+        idToken: { file: '/home/u/.cache/idp/id_token' },
+        scopes: ['wiki.read'],
+        dpop: false,
+      },
+    });
+    expect(config.secretEntries).toEqual([
+      { name: 'WIKI_SECRET', value: 'wiki-secret-value' },
+      { name: 'WORKLOAD_JWT', value: 'eyJ.workload.jwt' },
+    ]);
+  });
+
+  it('says what workload-identity and enterprise-managed are missing, at the key', async () => {
+    expect(await problemsOf(app('{ type: workload-identity, client-id: b }'))).toEqual([
+      "runner.config.yaml:4:19: `auth` of app `notes` of `type: workload-identity` is missing `assertion` (or `assertion-file`): the workload's JWT\n  hint: write it as ${VAR} and set VAR in the environment, or name the file the platform keeps it in",
+    ]);
+    expect(await problemsOf(app('{ type: workload-identity, client-id: b, assertion: "${J}", assertion-file: f }'), { J: 'x' })).toEqual([
+      "runner.config.yaml:4:71: `auth` of app `notes` has both `assertion` and `assertion-file`; the workload's JWT comes from one of them\n  hint: write it as ${VAR} and set VAR in the environment, or name the file the platform keeps it in",
+    ]);
+    expect(await problemsOf(app('{ type: enterprise-managed, client-id: c, client-secret: "${S}", idp: not-a-url, idp-client-id: r, id-token: "${T}" }'), { S: 's', T: 't' })).toEqual([
+      "runner.config.yaml:4:81: `idp` in `auth` of app `notes` is not an http(s) URL\n  hint: the identity provider's issuer, such as https://idp.example.com",
+    ]);
+    expect(await problemsOf(app('{ type: enterprise-managed, client-id: c, id-token: "${T}" }'), { T: 't' })).toEqual([
+      'runner.config.yaml:4:19: `auth` of app `notes` of `type: enterprise-managed` is missing `client-secret`',
+      'runner.config.yaml:4:19: `auth` of app `notes` of `type: enterprise-managed` is missing `idp-client-id`',
+      "runner.config.yaml:4:19: `auth` of app `notes` of `type: enterprise-managed` is missing `idp` (the identity provider's issuer URL, or `idp-token-endpoint`)",
+    ]);
+    expect(await problemsOf(app('{ type: bearer, token: "${T}", dpop: true }'), { T: 't' })).toEqual([
+      'runner.config.yaml:4:42: `dpop` does not apply to `type: bearer` in `auth` of app `notes`; it belongs with `type: oauth` or `type: client-credentials` or `type: workload-identity` or `type: enterprise-managed`',
+    ]);
+    expect(await problemsOf(app('{ type: oauth, dpop: maybe }'))).toEqual([expect.stringContaining('true, false or auto')]);
+  });
+
   it('names a mistyped key, a bad type, port or scope, and `auth` on a stdio app', async () => {
     expect(await problemsOf(app('{ type: oauth, scope: [a] }'))).toEqual([
-      'runner.config.yaml:4:26: unknown key `scope` in `auth` of app `notes`\n  hint: did you mean `scopes`? allowed keys: type, scopes, client-id, client-secret, private-key, algorithm, redirect-port, token',
+      'runner.config.yaml:4:26: unknown key `scope` in `auth` of app `notes`\n  hint: did you mean `scopes`? allowed keys: type, scopes, client-id, client-secret, private-key, algorithm, redirect-port, token, dpop, assertion, assertion-file, idp and 5 more',
     ]);
     expect(await problemsOf(app('{ type: oauth2 }'))).toEqual([
-      'runner.config.yaml:4:19: `auth.type` of app `notes`: expected one of `oauth`, `client-credentials`, `bearer`, got `oauth2`\n  hint: did you mean `oauth`?',
+      'runner.config.yaml:4:19: `auth.type` of app `notes`: expected one of `oauth`, `client-credentials`, `workload-identity`, `enterprise-managed`, `bearer`, got `oauth2`\n  hint: did you mean `oauth`?',
     ]);
     expect(await problemsOf(app('{ type: oauth, redirect-port: 70000 }'))).toEqual([
       'runner.config.yaml:4:41: `auth.redirect-port` of app `notes`: expected an integer up to 65535, got `70000`',

@@ -19,6 +19,14 @@ export interface AuthLoginOptions extends GlobalOptions {
 
 type AuthorizedApp = Exclude<AppConfig, { transport: 'stdio' }> & { auth: AppAuth };
 
+/** How an app whose auth type has no login gets in, for `runner auth login`. */
+const NO_LOGIN: Record<Exclude<AppAuth['type'], 'oauth'>, string> = {
+  bearer: 'its token is sent as it is',
+  'client-credentials': 'each run gets its tokens with the client id and secret (or private key)',
+  'workload-identity': 'each run gets its tokens with the workload\'s JWT (`auth.assertion` or `auth.assertion-file`)',
+  'enterprise-managed': 'each run exchanges the user\'s ID token at the identity provider, then gets its tokens',
+};
+
 /**
  * `runner auth login APP`: prints the authorization URL (and opens a browser
  * when there is one), waits for the redirect on 127.0.0.1, stores the tokens.
@@ -28,13 +36,13 @@ export async function authLoginCommand(name: string, options: AuthLoginOptions, 
   const config = await loadAuthConfig(options, io);
   const app = findAuthorizedApp(config, name);
   if (app.auth.type !== 'oauth') {
-    io.stdout(`app \`${name}\` uses \`auth: { type: ${app.auth.type} }\`, which needs no login: ${app.auth.type === 'bearer' ? 'its token is sent as it is' : 'each run gets its tokens with the client id and secret'}.\n`);
+    io.stdout(`app \`${name}\` uses \`auth: { type: ${app.auth.type} }\`, which needs no login: ${NO_LOGIN[app.auth.type]}.\n`);
     return ExitCode.succeeded;
   }
   const timeoutMs = parseDuration(options.timeout);
   if (timeoutMs === undefined || timeoutMs === 0) throw new RunnerError('usage', `--timeout: expected a duration like 30s or 5m, got \`${options.timeout}\``);
   const login = await loginApp(
-    { name, url: app.url, auth: app.auth },
+    { name, url: app.url, auth: app.auth, ...(app.connectTimeoutMs !== undefined && { connectTimeoutMs: app.connectTimeoutMs }), ...(app.protocol !== undefined && { protocol: app.protocol }) },
     {
       extraScopes: options.scope,
       timeoutMs,
@@ -102,7 +110,7 @@ function findAuthorizedApp(config: RunnerConfig, name: string): AuthorizedApp {
   if (!hasAuth(app)) {
     throw new RunnerError('usage', `app \`${name}\` has no \`auth:\` in the config`, {
       location: app.location,
-      hint: 'give it `auth: { type: oauth }` (or client-credentials, or bearer) in runner.config.yaml',
+      hint: 'give it `auth: { type: oauth }` (or client-credentials, workload-identity, enterprise-managed, bearer) in runner.config.yaml',
     });
   }
   return app;
@@ -111,7 +119,7 @@ function findAuthorizedApp(config: RunnerConfig, name: string): AuthorizedApp {
 function describeStatus(status: AuthStatus): string {
   const parts: string[] = [];
   const login = `run \`runner auth login ${status.app}\``;
-  if (status.state === 'no-login') parts.push(status.type === 'bearer' ? 'no login needed: a static token from the config' : `no login needed: client \`${status.clientId}\` gets tokens in each run`);
+  if (status.state === 'no-login') parts.push(status.type === 'bearer' ? 'no login needed: a static token from the config' : `no login needed: client \`${status.clientId}\` gets tokens in each run (${status.type})`);
   else if (status.state === 'not-logged-in') parts.push(`not logged in: ${login}`);
   else if (status.state === 'expired') parts.push(`token expired and cannot be refreshed: ${login}`);
   else parts.push('logged in');
