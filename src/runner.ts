@@ -146,7 +146,10 @@ async function loadResume(options: RunnerContext, id: string, clock: Clock) {
         hint: 'start a new run with `runner run`',
       });
     }
-    const previous = takeOverRun(store, stored, { owner: currentOwner(clock.now()), nowMs: clock.now(), secrets: config.secretEntries });
+    const owner = currentOwner(clock.now());
+    // In queue mode the calls in flight when the run's coordinator died went on without it: their jobs hold the outcomes.
+    const recovered = config.queue ? await (await import('./queue/recover-calls.js')).recoverForResume(store, run.id, owner, clock, config.queue, config) : undefined;
+    const previous = takeOverRun(store, stored, { owner, nowMs: clock.now(), secrets: config.secretEntries, recovered });
     return { config, workflow, inputs: previous.inputs, previous, store };
   } catch (error) {
     store.close();

@@ -59,6 +59,8 @@ export interface StepRecord {
   text: string | string[];
   files: string[];
   policy: PolicyAction | null;
+  /** What decided `policy`: `rule <glob>`, the annotation classes (`destructive`, `other, open-world`), `built-in`, or a prompt's answer. Absent in records before it was kept. */
+  policyReason?: string;
   error: StepErrorRecord | null;
   /** Every attempt with its own start, end and error. */
   history: AttemptRecord[];
@@ -66,6 +68,10 @@ export interface StepRecord {
   elicitations?: ElicitationRecord[];
   /** foreach steps: one record per item. */
   items?: ItemRecord[];
+  /** The steps this one waited for: its `needs` and the steps its expressions read. Absent in records before it was kept. */
+  needs?: string[];
+  /** Of `needs`, those written under the step's `needs:` (the rest are read in expressions). */
+  declaredNeeds?: string[];
 }
 
 /** The run record of DESIGN.md §7, written to run.json. */

@@ -1,5 +1,7 @@
-import type { AttemptRecord, ElicitationRecord, StepErrorRecord } from '../artifacts/run-record.js';
+import type { ElicitationRecord } from '../artifacts/run-record.js';
 import type { RetryPolicy } from '../config/types.js';
+import type { RecoveredCall } from '../store/take-over.js';
+import type { CallProgress } from './progress-throttle.js';
 
 /**
  * One call as the coordinator hands it to whoever executes it (this process,
@@ -34,15 +36,17 @@ export interface CallJob {
   idleTimeoutMs?: number;
 }
 
-/** What executing a CallJob gave, as plain JSON: the fields of the call's record it fills in. */
-export interface CallOutcome {
-  status: 'succeeded' | 'failed' | 'cancelled';
-  attempts: number;
-  /** Present once a result arrived (also for a tool error). */
-  outputs?: unknown;
-  text?: string;
-  files?: string[];
-  error: StepErrorRecord | null;
-  history: AttemptRecord[];
+/** What executing a CallJob gave, as plain JSON: the fields of the call's record it fills in (what a resume recovers, and the questions asked). */
+export interface CallOutcome extends RecoveredCall {
   elicitations?: ElicitationRecord[];
+}
+
+/**
+ * A job's progress field. `sent`: a request with side effects went out (in
+ * that attempt), so a second run of the job must not send it again. `call`:
+ * the app's latest progress notification, numbered, for the coordinator's view.
+ */
+export interface JobProgressMark {
+  sent?: number;
+  call?: CallProgress & { seq: number };
 }

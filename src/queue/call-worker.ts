@@ -5,8 +5,9 @@ import type { AppRegistry } from '../apps/registry.js';
 import type { Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import type { Limits } from '../scheduler/limits.js';
-import type { CallJob, CallOutcome } from './call-job.js';
+import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
 import { executeCallJob, type CallHost } from './execute-call-job.js';
+import { throttleProgress } from './progress-throttle.js';
 import type { CancelMessage } from './queue-dispatcher.js';
 import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
 
@@ -19,11 +20,6 @@ export interface CallWorkersOptions {
   /** How long a job's lock lasts without renewal: a killed worker's job is handed back after about this long. @default 30000 */
   lockDurationMs?: number;
   onError?: (error: Error) => void;
-}
-
-/** A job's progress once a request with side effects was sent: a second run of the job must not send it again. */
-interface SentMark {
-  sent: number;
 }
 
 /**
@@ -41,6 +37,8 @@ export async function startCallWorkers(options: CallWorkersOptions): Promise<{ c
   const workers = new Map<string, Worker<CallJob, CallOutcome>>();
   for (const app of Object.keys(config.apps)) {
     const queue = new Queue(app, { connection, prefix: QUEUE_PREFIX });
+    // Without a listener BullMQ prints a stack for each failed connect (a worker started before Redis is up).
+    queue.on('error', (error) => options.onError?.(error));
     await applyGlobalLimits(queue, config.apps[app]!);
     await queue.close();
     const worker = new Worker<CallJob, CallOutcome>(app, (job, _token, signal) => processCallJob(job, host, signal), {
@@ -82,11 +80,19 @@ export async function startCallWorkers(options: CallWorkersOptions): Promise<{ c
  */
 export async function processCallJob(job: Job<CallJob, CallOutcome>, host: CallHost, signal?: AbortSignal): Promise<CallOutcome> {
   const data = job.data;
-  const mark = job.progress as Partial<SentMark> | number | undefined;
-  if (typeof mark === 'object' && mark?.sent !== undefined && !data.retrySafe) {
+  const previous = job.progress as JobProgressMark | number | undefined;
+  if (typeof previous === 'object' && previous?.sent !== undefined && !data.retrySafe) {
     const message = `${data.uses}: the worker running it stopped after the request was sent; it may or may not have had its effect (outcome unknown)`;
-    return { status: 'failed', attempts: mark.sent, error: { kind: 'transport', message, outcome: 'unknown' }, history: [] };
+    return { status: 'failed', attempts: previous.sent, error: { kind: 'transport', message, outcome: 'unknown' }, history: [] };
   }
+  // Every write of the progress field carries the sent mark too: it replaces the whole field.
+  const mark: JobProgressMark = {};
+  let seq = 0;
+  const progress = throttleProgress((call) => {
+    mark.call = { ...call, seq: ++seq };
+    // Progress is for show: a write that fails (Redis away a moment) is not the call's failure.
+    job.updateProgress({ ...mark }).catch(() => undefined);
+  }, host.clock);
   const controller = new AbortController();
   const onAbort = () => {
     const reason = signal!.reason;
@@ -97,9 +103,11 @@ export async function processCallJob(job: Job<CallJob, CallOutcome>, host: CallH
   try {
     return await executeCallJob(data, host, controller.signal, {
       // Recorded before the request goes out, so a second run of this job knows it may have had its effect.
-      intent: data.sideEffects ? (attempt) => job.updateProgress({ sent: attempt } satisfies SentMark) : undefined,
+      intent: data.sideEffects ? (attempt) => ((mark.sent = attempt), job.updateProgress({ ...mark })) : undefined,
+      onProgress: (call) => progress.push({ progress: call.progress, ...(call.total !== undefined && { total: call.total }), ...(call.message !== undefined && { message: call.message }) }),
     });
   } finally {
+    progress.stop();
     signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -31,8 +31,12 @@ export interface CallHost {
 
 /** What the caller of a job hears while it runs; every hook is optional (a queue worker has none of the in-process ones). */
 export interface CallHooks {
-  /** Durably records that the request is about to be sent; throws when it cannot (then nothing is sent). Only for `sideEffects` jobs. */
-  intent?(attempt: number): void | Promise<void>;
+  /**
+   * Durably records that the request is about to be sent; throws when it
+   * cannot (then nothing is sent). Only for `sideEffects` jobs. May return the
+   * journal entry's id (the queue names the job after it).
+   */
+  intent?(attempt: number): string | void | Promise<string | void>;
   /** The attempt whose intent was recorded ended. */
   settle?(outcome: 'succeeded' | 'failed'): void;
   /** Waiting for limits or a retry (`queued`), or the request went out (`running`). */

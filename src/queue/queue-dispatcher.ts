@@ -3,9 +3,10 @@ import { Redis } from 'ioredis';
 import { CallAbortReason } from '../apps/call-error.js';
 import type { StepErrorRecord } from '../artifacts/run-record.js';
 import type { RunnerConfig } from '../config/types.js';
-import type { CallJob, CallOutcome } from './call-job.js';
+import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
 import type { CallHooks } from './execute-call-job.js';
 import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
+import { jobIdForIntent } from './recover-calls.js';
 
 /** How long a cancelled job's worker has to report back before the step is given up on. */
 const CANCEL_GRACE_MS = 10_000;
@@ -40,32 +41,45 @@ export class QueueDispatcher {
   readonly dispatch = async (job: CallJob, signal: AbortSignal, hooks: CallHooks): Promise<CallOutcome> => {
     if (signal.aborted) return stoppedOutcome(signal, 'not-sent');
     let journaled = false;
+    let jobId: string | undefined;
     if (job.sideEffects && hooks.intent) {
       try {
-        await hooks.intent(1);
+        const intentId = await hooks.intent(1);
+        if (typeof intentId === 'string') jobId = jobIdForIntent(intentId);
         journaled = true;
       } catch (error) {
         return failedOutcome({ kind: 'storage', message: `${job.uses} was not sent: its intent could not be recorded: ${messageOf(error)}`, outcome: 'not-sent' });
       }
     }
-    const outcome = await this.runJob(job, signal, hooks);
+    const outcome = await this.runJob(job, signal, hooks, jobId);
     if (journaled) hooks.settle?.(outcome.status === 'succeeded' ? 'succeeded' : 'failed');
     return outcome;
   };
 
-  private async runJob(job: CallJob, signal: AbortSignal, hooks: CallHooks): Promise<CallOutcome> {
+  private async runJob(job: CallJob, signal: AbortSignal, hooks: CallHooks, jobId?: string): Promise<CallOutcome> {
     const { queue, events } = await this.open(job.app);
     const added: Job<CallJob, CallOutcome> = await queue.add('call', job, {
+      // Named after the journal's intent: a resume after this coordinator died finds the job's outcome (recover-calls.ts).
+      ...(jobId && { jobId }),
       // Kept a while so a coordinator that listens late still finds the outcome; BullMQ retries nothing itself.
       removeOnComplete: { age: 3600 },
       removeOnFail: { age: 24 * 3600 },
       attempts: 1,
     });
-    const jobId = added.id!;
+    const addedId = added.id!;
     const onActive = ({ jobId: id }: { jobId: string }) => {
-      if (id === jobId) hooks.onStatus?.('running', 1);
+      if (id === addedId) hooks.onStatus?.('running', 1);
+    };
+    // The worker's throttled copy of the app's progress notifications (see processCallJob); `seq` skips repeats.
+    let lastSeq = 0;
+    const onProgress = ({ jobId: id, data }: { jobId: string; data: unknown }) => {
+      const call = id === addedId && typeof data === 'object' && data !== null ? (data as JobProgressMark).call : undefined;
+      if (!call || typeof call.progress !== 'number' || !(call.seq > lastSeq)) return;
+      lastSeq = call.seq;
+      hooks.onProgress?.({ progress: call.progress, ...(call.total !== undefined && { total: call.total }), ...(call.message !== undefined && { message: call.message }) });
     };
     events.on('active', onActive);
+    if (hooks.onProgress) events.on('progress', onProgress);
     let onAbort: (() => void) | undefined;
     const stopped = new Promise<CallOutcome>((resolve) => {
       onAbort = () => {
@@ -86,6 +100,7 @@ export class QueueDispatcher {
       return await Promise.race([finished, stopped]);
     } finally {
       events.off('active', onActive);
+      events.off('progress', onProgress);
       if (onAbort) signal.removeEventListener('abort', onAbort);
     }
   }
@@ -102,7 +117,7 @@ export class QueueDispatcher {
     } catch {
       // Taken by a worker meanwhile (a locked job cannot be removed): cancel it there.
     }
-    this.publisher ??= new Redis(this.connection as object);
+    this.publisher ??= new Redis(this.connection as object).on('error', ignoreConnectionError);
     const message: CancelMessage = { app: job.app, jobId: added.id!, kind: reason.kind, message: reason.message };
     await this.publisher.publish(CANCEL_CHANNEL, JSON.stringify(message)).catch(() => undefined);
     return false;
@@ -114,10 +129,17 @@ export class QueueDispatcher {
       opened = (async () => {
         const queue = new Queue(app, { connection: this.connection, prefix: QUEUE_PREFIX });
         const events = new QueueEvents(app, { connection: this.connection, prefix: QUEUE_PREFIX });
+        // While Redis restarts, each reconnect attempt is an 'error'; without a listener BullMQ prints every one
+        // (a stack per attempt) over the progress view. The connections retry by themselves; the run store's own
+        // writes are what give up (as `storage`) when Redis stays away too long.
+        queue.on('error', ignoreConnectionError);
+        events.on('error', ignoreConnectionError);
         await applyGlobalLimits(queue, this.config.apps[app] ?? {});
         await events.waitUntilReady();
-        // One listener per call in flight: thousands of foreach items wait on the same QueueEvents.
+        // One listener per call in flight: thousands of foreach items wait on the same QueueEvents, and each
+        // job's waitUntilFinished also listens for the Queue's 'closing' (past 10 Node warned on every run).
         events.setMaxListeners(0);
+        queue.setMaxListeners(0);
         return { queue, events };
       })();
       this.queues.set(app, opened);
@@ -159,6 +181,8 @@ function stoppedOutcome(signal: AbortSignal, outcome: StepErrorRecord['outcome']
 function failedOutcome(error: StepErrorRecord): CallOutcome {
   return { status: 'failed', attempts: 1, error, history: [] };
 }
+
+function ignoreConnectionError(): void {}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -178,9 +178,7 @@ function callHooks(
   let token: string | undefined;
   return {
     ...(env.journal && {
-      intent: (attempt: number) => {
-        token = env.journal!.intent({ stepId: step.id, item, attempt, uses: step.uses });
-      },
+      intent: (attempt: number) => (token = env.journal!.intent({ stepId: step.id, item, attempt, uses: step.uses })),
       settle: (outcome: 'succeeded' | 'failed') => {
         if (token !== undefined) env.journal!.settle(token, outcome);
         token = undefined;
@@ -247,6 +245,7 @@ function notReady(step: Step, timeoutMs: number): CallAbortReason {
 /** Built-in tools only read their inputs and write into their own step folder: the policy always allows them. */
 function allowBuiltin(stepRecord: StepRecord): true {
   stepRecord.policy = 'allow';
+  stepRecord.policyReason = 'built-in';
   policyReasons.set(stepRecord, 'built-in');
   return true;
 }
@@ -278,10 +277,12 @@ async function applyPolicy(
       signal: env.signal,
     });
     stepRecord.policy = approved ? 'allow' : 'deny';
-    policyReasons.set(stepRecord, approved ? `${decision.reason}; allowed at the prompt` : `${decision.reason}; refused at the prompt`);
+    stepRecord.policyReason = approved ? `${decision.reason}; allowed at the prompt` : `${decision.reason}; refused at the prompt`;
+    policyReasons.set(stepRecord, stepRecord.policyReason);
     return approved;
   }
   stepRecord.policy = resolved.action === 'ask' ? 'deny' : resolved.action;
+  stepRecord.policyReason = resolved.reason;
   policyReasons.set(stepRecord, resolved.reason);
   return resolved.action === 'allow';
 }

@@ -1,6 +1,7 @@
 import type { ScheduleTrigger, Workflow } from '../workflow/types.js';
 import { CronSchedule, type Occurrence } from './cron.js';
 import type { ScheduleTriggerRecord } from './events.js';
+import { occurrenceJobId, scheduleQueueName, type FiringHandoff, type OccurrenceJob } from './handoff.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
 import { lockOccurrence, occurrenceId } from './occurrence-lock.js';
 import { OverlapGate } from './overlap.js';
@@ -13,17 +14,21 @@ export interface CronTriggerOptions {
   locksFolder: string;
   /** How late an occurrence may fire and still count as on time. @default 5000 */
   lateToleranceMs?: number;
+  /** Queue mode: occurrences go through BullMQ, one job per occurrence id, instead of lock files. */
+  handoff?: FiringHandoff;
 }
 
 /**
  * One `on.schedule` entry of a workflow: fires its occurrences (catch-up
- * included), takes each occurrence's lock so one runner process runs it,
- * records its progress for restarts, and lets `overlap` decide the rest.
+ * included), takes each occurrence's lock (or, in queue mode, offers its job)
+ * so one runner process runs it, records its progress for restarts, and lets
+ * `overlap` decide the rest.
  */
 export class CronTrigger {
   readonly schedule: CronSchedule;
+  /** The entry's key (index, expression, zone): the same in every process serving the same workflow file. */
+  readonly key: string;
   private readonly gate: OverlapGate;
-  private readonly key: string;
 
   constructor(
     private readonly workflow: Workflow,
@@ -74,6 +79,12 @@ export class CronTrigger {
     this.options.cursors.write(workflow.name, this.key, occurrence.scheduledMs).catch((error: unknown) => {
       host.emit({ type: 'warning', workflow: workflow.name, message: `cannot record the schedule's progress: ${messageOf(error)}` });
     });
+    const { handoff } = this.options;
+    if (handoff) {
+      // Every process offers the occurrence; BullMQ keeps one job per id and one process takes it (takeQueued).
+      const job: OccurrenceJob = { key: this.key, trigger };
+      return handoff.offer(scheduleQueueName(workflow.name), occurrenceJobId(id), job).catch((error: unknown) => skip(`it could not be queued: ${messageOf(error)}`));
+    }
     let locked: boolean;
     try {
       locked = await lockOccurrence(this.options.locksFolder, id, host.clock.now());
@@ -81,6 +92,29 @@ export class CronTrigger {
       return skip(`its lock cannot be taken: ${messageOf(error)}`);
     }
     if (!locked) return skip('another runner process took this occurrence');
+    this.run(trigger);
+  }
+
+  /**
+   * An occurrence's job this process took (queue mode). One that waited in the
+   * queue longer than the late tolerance (no process took it in time: the
+   * cluster was down) counts as missed, as it would without a queue.
+   */
+  takeQueued(job: OccurrenceJob, addedAtMs: number): void {
+    const { workflow, host } = this;
+    const waitedMs = host.clock.now() - addedAtMs;
+    if (waitedMs > (this.options.lateToleranceMs ?? 5_000)) {
+      const reason = `missed: it waited ${Math.round(waitedMs / 1000)}s in the queue before a runner process took it`;
+      host.emit({ type: 'trigger', workflow: workflow.name, trigger: job.trigger, action: 'skipped', reason });
+      return;
+    }
+    this.run(job.trigger);
+  }
+
+  /** Starts this process's run of an occurrence, or queues or skips it under `overlap`. */
+  private run(trigger: ScheduleTriggerRecord): void {
+    const { workflow, host } = this;
+    const skip = (reason: string) => host.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'skipped', reason });
     if (host.isStopping()) return skip('the runner is stopping');
     const action = this.gate.offer(() => host.launch(workflow, trigger) ?? Promise.resolve());
     if (action === 'queued') host.emit({ type: 'trigger', workflow: workflow.name, trigger, action, reason: 'overlap: queue (the previous run still runs)' });

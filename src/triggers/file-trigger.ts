@@ -6,6 +6,7 @@ import { claimFile, claimRootFor, releaseClaim } from './claim.js';
 import type { WatchTriggerRecord } from './events.js';
 import type { SettledFile } from './file-settle.js';
 import type { CompiledGlob } from './glob.js';
+import { fileJobId, watchQueueName, type FileJob, type FiringHandoff } from './handoff.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
 import { hashFile, type SeenStore } from './seen-store.js';
 import { watchFiles, type FileWatch } from './watch.js';
@@ -20,13 +21,16 @@ export interface FileTriggerOptions {
   /** Stability check tuning (see FileSettler). */
   pollMs?: number;
   stableChecks?: number;
+  /** Queue mode: each settled file goes through BullMQ, one job per (path, content, ctime), taken by one process. */
+  handoff?: FiringHandoff;
 }
 
 /**
  * One workflow's `on.watch`: from a settled file to a run. A file runs when
  * its event is wanted, it is not a symlink out of the watched folder, and its
  * content has not run (content marker); with `claim: move` it is moved into
- * `processing/` first and into `done/` or `failed/` after.
+ * `processing/` first and into `done/` or `failed/` after. In queue mode the
+ * content marker and the claim are taken by whichever process takes its job.
  */
 export class FileTrigger {
   private watch: FileWatch | undefined;
@@ -97,8 +101,33 @@ export class FileTrigger {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
       return skip(`it cannot be read: ${messageOf(error)}`);
     }
+    const job: FileJob = { event: file.event, path: file.path, base: file.glob.base, stableAtMs: file.stableAtMs, hash };
+    const { handoff } = this.options;
+    if (!handoff) return this.run(job);
+    // Every process watching the same shared folder offers the file; BullMQ keeps one job and one process takes it (takeQueued).
+    await handoff.offer(watchQueueName(workflow.name), fileJobId(file.path, hash, link.ctimeMs), job).catch((error: unknown) => skip(`it could not be queued: ${messageOf(error)}`));
+  }
+
+  /** A file's job this process took (queue mode): run unless the file went away while it waited. */
+  async takeQueued(job: FileJob): Promise<void> {
+    const present = await lstat(job.path).then(
+      () => true,
+      () => false,
+    );
+    if (present) return this.run(job);
+    const trigger: WatchTriggerRecord = { type: 'watch', event: job.event, path: job.path, source: job.path, time: iso(job.stableAtMs) };
+    this.host.emit({ type: 'trigger', workflow: this.workflow.name, trigger, action: 'skipped', reason: 'it was gone before a runner process took it' });
+  }
+
+  /** Takes the content marker, claims the file with `claim: move`, and starts the run. */
+  private async run(job: FileJob): Promise<void> {
+    const { workflow, host } = this;
+    const watch = workflow.on.watch!;
+    const base: WatchTriggerRecord = { type: 'watch', event: job.event, path: job.path, source: job.path, time: iso(job.stableAtMs) };
+    const skip = (reason: string) => host.emit({ type: 'trigger', workflow: workflow.name, trigger: base, action: 'skipped', reason });
+    const { hash } = job;
     const { seen } = this.options;
-    const taken = await seen.take(workflow.name, hash, file.path, host.clock.now());
+    const taken = await seen.take(workflow.name, hash, job.path, host.clock.now());
     if (!taken.taken) {
       const mark = taken.mark;
       return skip(
@@ -107,29 +136,29 @@ export class FileTrigger {
           : `the same content is being run${mark ? ` (${mark.path})` : ''}`,
       );
     }
-    let path = file.path;
+    let path = job.path;
     if (watch.claim === 'move' && !host.isStopping()) {
-      const claimed = await claimFile(file.path, claimRootFor(file.glob.base, this.options.config.dir)).catch((error: unknown) => {
-        host.emit({ type: 'warning', workflow: workflow.name, message: `cannot claim ${file.path}: ${messageOf(error)}` });
+      const claimed = await claimFile(job.path, claimRootFor(job.base, this.options.config.dir)).catch((error: unknown) => {
+        host.emit({ type: 'warning', workflow: workflow.name, message: `cannot claim ${job.path}: ${messageOf(error)}` });
         return undefined;
       });
       if (!claimed) {
         await seen.forget(workflow.name, hash);
         return skip('it was gone before it could be claimed (another runner took it?)');
       }
-      this.rememberMovedAway(file.path);
+      this.rememberMovedAway(job.path);
       path = claimed;
     }
     const trigger: WatchTriggerRecord = { ...base, path, hash: `sha256:${hash}` };
     const started = host.launch(workflow, trigger, async (record) => {
       const succeeded = record?.status === 'succeeded';
-      await seen.finish(workflow.name, hash, { runId: record?.id ?? '', path: file.path, succeeded }, host.clock.now());
-      return path === file.path ? undefined : releaseClaim(path, succeeded ? 'done' : 'failed');
+      await seen.finish(workflow.name, hash, { runId: record?.id ?? '', path: job.path, succeeded }, host.clock.now());
+      return path === job.path ? undefined : releaseClaim(path, succeeded ? 'done' : 'failed');
     });
     if (!started) {
       // Shutdown began between the claim and the launch: leave things as they were.
       await seen.forget(workflow.name, hash);
-      if (path !== file.path) await rename(path, file.path).catch(() => undefined);
+      if (path !== job.path) await rename(path, job.path).catch(() => undefined);
     }
   }
 

@@ -22,11 +22,13 @@ import type { Workflow } from '../workflow/types.js';
 import { CronTrigger } from './cron-trigger.js';
 import type { ServiceEvent, TriggerRecord } from './events.js';
 import { FileTrigger } from './file-trigger.js';
+import type { FiringHandoff } from './handoff.js';
 import { recoverLostTriggers, resumeInterruptedRuns, type RecoveryHost } from './recover.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
 import { locksFolder, pruneOccurrenceLocks } from './occurrence-lock.js';
 import { ScheduleCursorStore } from './schedule-cursor.js';
 import { SeenStore } from './seen-store.js';
+import { takeFirings } from './take-firings.js';
 
 export interface TriggerServiceOptions {
   config: RunnerConfig;
@@ -78,6 +80,8 @@ export class TriggerService implements TriggerHost {
   private store: RunStore | undefined;
   private readonly owner: RunOwner;
   private readonly seen: SeenStore;
+  /** Queue mode: where firings go so that one process of the cluster acts on each. */
+  private handoff: FiringHandoff | undefined;
 
   constructor(private readonly options: TriggerServiceOptions) {
     this.clock = options.clock ?? systemClock;
@@ -98,31 +102,37 @@ export class TriggerService implements TriggerHost {
     await resumeInterruptedRuns(recovery, workflows);
     const cursors = new ScheduleCursorStore(config.artifacts);
     const locks = locksFolder(config.artifacts);
+    const handoff = config.queue ? await this.openHandoff(config.queue) : undefined;
     const ready: Extract<ServiceEvent, { type: 'ready' }>['workflows'] = [];
     for (const workflow of workflows) {
       const entry: (typeof ready)[number] = { name: workflow.name };
+      let file: FileTrigger | undefined;
+      const crons: CronTrigger[] = [];
       if (triggers.watch && workflow.on.watch) {
         for (const glob of workflow.on.watch.paths.filter((path) => isAbsolute(path) && relative(config.dir, path).startsWith('..'))) {
           this.emit({ type: 'warning', workflow: workflow.name, message: `watching ${glob}, outside the project (written as an absolute path)` });
         }
-        const file = await FileTrigger.start(workflow, this, { config, initial: this.options.initial, seen, ...this.options.watchTuning });
+        file = await FileTrigger.start(workflow, this, { config, initial: this.options.initial, seen, handoff, ...this.options.watchTuning });
         this.files.push(file);
         await recoverLostTriggers(recovery, workflow, file);
         entry.watch = workflow.on.watch.paths;
       }
       if (triggers.schedule) {
         for (const [index, spec] of workflow.on.schedule.entries()) {
-          const cron = new CronTrigger(workflow, spec, index, this, { cursors, locksFolder: locks, lateToleranceMs: this.options.lateToleranceMs });
+          const cron = new CronTrigger(workflow, spec, index, this, { cursors, locksFolder: locks, lateToleranceMs: this.options.lateToleranceMs, handoff });
           this.crons.push(cron);
+          crons.push(cron);
           const { next, loop } = await cron.start(this.triggers.signal);
           this.loops.push(loop);
           (entry.schedules ??= []).push({ cron: spec.cron, ...(spec.timezone !== undefined && { timezone: spec.timezone }), next: next === undefined ? null : iso(next) });
         }
       }
       if (entry.watch || entry.schedules) ready.push(entry);
+      // Taken as soon as the workflow's triggers are in place: an occurrence job waiting past the late tolerance counts as missed.
+      if (handoff && !this.stopping) await takeFirings(handoff, this, workflow, file, crons);
       if (this.stopping) return this.closeFiles(); // stopped while starting
     }
-    if (this.crons.length > 0) this.loops.push(this.pruneLocksForever(locks));
+    if (this.crons.length > 0 && !handoff) this.loops.push(this.pruneLocksForever(locks));
     // Connect the apps now, so the first trigger does not wait for them; failures are left to the runs.
     void this.apps.warm(workflows.flatMap((workflow) => workflow.steps.map((step) => step.app)), this.triggers.signal);
     this.emit({ type: 'ready', workflows: ready });
@@ -148,10 +158,12 @@ export class TriggerService implements TriggerHost {
 
   private async shutdown(reason: string, graceMs: number): Promise<{ cancelled: number }> {
     const graceOver = this.clock.sleep(graceMs, this.graceCut.signal).catch(() => undefined);
+    // Queue mode: take no more firings; one being taken now is handed back to the other processes.
+    const stoppedTaking = this.handoff?.stopTaking();
     this.triggers.abort();
     await this.closeFiles();
     const dropped = this.crons.reduce((count, cron) => count + cron.drain(), 0);
-    await Promise.allSettled([...this.tracked, ...this.loops]);
+    await Promise.allSettled([...this.tracked, ...this.loops, stoppedTaking]);
     this.emit({ type: 'stopping', reason, inFlight: this.runs.size, graceMs, dropped });
     let cancelled = 0;
     if (this.runs.size > 0) await Promise.race([this.whenIdle(), graceOver]);
@@ -165,9 +177,17 @@ export class TriggerService implements TriggerHost {
     }
     this.graceCut.abort(); // clears the grace timer
     await this.apps.closeAll();
+    await this.handoff?.close();
     this.store?.close();
     this.emit({ type: 'stopped', cancelled });
     return { cancelled };
+  }
+
+  private async openHandoff(url: string): Promise<FiringHandoff> {
+    const { TriggerQueues } = await import('../queue/trigger-queues.js');
+    const onError = (error: Error) => this.emit({ type: 'warning', message: `trigger queue: ${error.message}` });
+    this.handoff = new TriggerQueues({ url, clock: this.clock, onError });
+    return this.handoff;
   }
 
   private async closeFiles(): Promise<void> {

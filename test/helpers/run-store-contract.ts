@@ -149,6 +149,27 @@ export function describeRunStoreContract(name: string, makeStore: () => StoreUnd
     );
 
     it(
+      'a take-over fills in a call whose outcome was recovered elsewhere (queue mode: its job) instead of unknown, secrets as references',
+      withStores((store, second) => {
+        const record = run('20260101-000000-000-aaaa', 'wf', 'running', [step('a', 'running'), step('b', 'running')]);
+        save(store, record, other);
+        const intent = { id: 'i1', runId: record.id, stepId: 'a', item: null, attempt: 1, uses: 'app.send', sentAt: '2026-01-01T00:00:01.000Z' };
+        store.write({ runId: record.id, intents: [intent, { ...intent, id: 'i2', stepId: 'b' }] }, { durable: true });
+        const history = [{ attempt: 1, startedAt: '2026-01-01T00:00:01.000Z', endedAt: '2026-01-01T00:00:03.000Z', error: null }];
+        const recovered = new Map([['i1', { status: 'succeeded' as const, attempts: 1, outputs: { token: 's3cret-value' }, text: 'sent with s3cret-value', files: ['result.json'], error: null, history }]]);
+        const secrets = [{ name: 'TOKEN', value: 's3cret-value' }];
+
+        const taken = takeOverRun(second, second.getRun(record.id)!, { owner, nowMs: Date.parse('2026-01-01T01:00:00Z'), secrets, recovered });
+        // The recovered call is succeeded, with what its job returned; the other open intent is unknown as before.
+        expect(taken.steps[0]).toMatchObject({ status: 'succeeded', error: null, outputs: { token: 's3cret-value' }, files: ['result.json'], history });
+        expect(taken.steps[1]).toMatchObject({ status: 'failed', error: { outcome: 'unknown' } });
+        expect(second.openIntents(record.id)).toEqual([]);
+        const kept = store.getRun(record.id)!.steps[0]!.record;
+        expect(kept).toMatchObject({ status: 'succeeded', text: 'sent with \u001b{TOKEN}', outputs: { token: '\u001b{TOKEN}' } });
+      }),
+    );
+
+    it(
       'gives a run to a new owner only when the one holding it is not alive; heartbeats and releases only its own',
       withStores((store, second) => {
         const id = '20260101-000000-000-aaaa';

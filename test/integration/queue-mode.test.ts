@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { killListedPids, linesOf } from '../helpers/pid-files.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { cliPath, createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
 
@@ -35,10 +37,6 @@ function startWorker(index: number, env: NodeJS.ProcessEnv = {}): Promise<Worker
     });
     child.once('exit', (code) => reject(new Error(`worker ${index} exited (${code}) before it was ready:\n${stderr}`)));
   });
-}
-
-function linesOf(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
 async function stopWorkers(): Promise<void> {
@@ -84,14 +82,7 @@ beforeAll(async () => {
 afterEach(stopWorkers, 30_000);
 
 afterAll(async () => {
-  // Apps of a SIGKILLed worker outlive it; end them here.
-  for (const pid of linesOf(join(ws.dir, 'app-pids.txt')).map(Number)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone already.
-    }
-  }
+  killListedPids(join(ws.dir, 'app-pids.txt'));
   await redis?.stop();
 }, 30_000);
 
@@ -177,6 +168,28 @@ describe('queue mode (BullMQ on Redis)', () => {
     expect(all.filter((line) => line === 'side-effect')).toHaveLength(1);
     await stopWorkers();
   }, 90_000);
+
+  it("forwards a call's progress from the worker to the coordinator's progress view, a few updates a second at most", async () => {
+    workers = [await startWorker(8)];
+    // A chatty app: a progress notification every 5 ms for 3 s, some 600 in all.
+    const workflow = ws.write('chatty.yaml', 'name: chatty\nsteps:\n  - id: chatty\n    uses: wide.slow\n    with: { ms: 3000, progressEveryMs: 5 }\n');
+    const result = await runCli(['--config', ws.config, 'run', workflow, '--queue', redis.url], { cwd: ws.dir, timeoutMs: 40_000 });
+    expect(result.code).toBe(0);
+    // The line log prints a call's progress as the in-process path does: `… <step> <progress>/<total> (<n>%) <message>`.
+    expect(result.stderr).toMatch(/^… chatty \d+\/3000 \(\d+%\) \d+ of 3000 ms$/m);
+    // What reached Redis: BullMQ's event stream of the app's queue holds one `progress` entry per update.
+    const client = new Redis(redis.url);
+    try {
+      const entries = (await client.xrange(`runner:wide:events`, '-', '+')) as [string, string[]][];
+      const updates = entries.filter(([, fields]) => fields[fields.indexOf('event') + 1] === 'progress');
+      expect(updates.length).toBeGreaterThan(2);
+      // At most 4 a second over the 3 s call, and a margin for the first one and the timing of the last.
+      expect(updates.length).toBeLessThanOrEqual(16);
+    } finally {
+      client.disconnect();
+    }
+    await stopWorkers();
+  }, 60_000);
 
   it('a run timeout cancels the call on the worker, which cancels it at the app', async () => {
     workers = [await startWorker(7)];

@@ -110,6 +110,23 @@ describe('processCallJob (the BullMQ processor)', () => {
     expect(outcome).toMatchObject({ status: 'failed', error: { kind: 'transport', outcome: 'unknown' } });
   });
 
+  it("keeps the sent mark in every progress write, and writes a chatty app's progress at most once per interval", async () => {
+    const marks: unknown[] = [];
+    const host = hostWith([OK]);
+    // 100 notifications at once, then the answer: the first goes out, the rest fall in its interval and are dropped with it.
+    const connection = await host.apps.get('app');
+    const callTool = connection.callTool.bind(connection);
+    Object.assign(connection, {
+      callTool: async (tool: string, args: Record<string, unknown>, options: { onprogress?: (p: object) => void }) => {
+        for (let n = 1; n <= 100; n++) options.onprogress?.({ progress: n, total: 100, message: `step ${n}` });
+        return callTool(tool, args);
+      },
+    });
+    const outcome = await processCallJob(bullJob(jobFor(), 0, marks), host);
+    expect(outcome.status).toBe('succeeded');
+    expect(marks).toEqual([{ sent: 1 }, { sent: 1, call: { progress: 1, total: 100, message: 'step 1', seq: 1 } }]);
+  });
+
   it('runs such a job again when repeating it is safe', async () => {
     const log: string[] = [];
     const outcome = await processCallJob(bullJob(jobFor({ retrySafe: true }), { sent: 1 }), hostWith([OK], log));

@@ -1,0 +1,167 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { killListedPids, linesOf } from '../helpers/pid-files.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { cliPath, createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+
+// Queue mode riding through failures of the parts around a run: Redis restarting mid-call, and the
+// coordinator killed mid-run and resumed from another folder (another "machine"). Real processes throughout.
+
+// AOF with a sync before every reply: what docs/run-store-redis.md asks of a Redis that keeps the run store.
+const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'always'];
+
+let redis: RedisServer;
+let ws: Workspace;
+let children: ChildProcess[] = [];
+
+async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Starts a process of the real CLI; its stdout and stderr are collected. */
+function spawnCli(args: string[], cwd: string) {
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
+async function startWorker(dir: string, config: string) {
+  const worker = spawnCli(['--config', config, 'worker', '--queue', redis.url], dir);
+  await waitFor(() => (worker.stderr().includes(' ready: ') ? true : undefined), 'the worker to be ready');
+  return worker;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('close', () => (clearTimeout(timer), resolve()));
+    child.kill('SIGTERM');
+  });
+}
+
+/** A config whose app `faulty` appends each side effect to `counter` (the same file from every folder). */
+function configFor(counter: string): string {
+  const args = [faultyApp, '--counter', counter, '--pid-file', join(ws.dir, 'app-pids.txt')];
+  return `artifacts: artifacts\nconcurrency: 4\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n`;
+}
+
+beforeAll(async () => {
+  redis = await startRedisServer({ args: PERSISTENT });
+  ws = createWorkspace('');
+}, 30_000);
+
+afterEach(async () => {
+  await Promise.all(children.map(stopChild));
+  children = [];
+}, 30_000);
+
+afterAll(async () => {
+  killListedPids(join(ws.dir, 'app-pids.txt'));
+  await redis?.stop();
+}, 30_000);
+
+describe('queue mode recovery', () => {
+  it('rides through a Redis restart mid-call: the run completes and no side effect happens twice', async () => {
+    const counter = join(ws.dir, 'restart-counter.txt');
+    ws.write('runner.config.yaml', configFor(counter));
+    await startWorker(ws.dir, ws.config);
+    const workflow = ws.write(
+      'restart.yaml',
+      'name: restart\nsteps:\n' +
+        '  - id: first\n    uses: faulty.work\n    with: { label: first }\n' +
+        '  - id: slow\n    needs: first\n    uses: faulty.work\n    with: { label: slow, delayMs: 3000 }\n' +
+        '  - id: read\n    needs: first\n    uses: faulty.echo\n    with: { text: read, delayMs: 3000 }\n' +
+        '  - id: last\n    needs: [slow, read]\n    uses: faulty.work\n    with: { label: last }\n',
+    );
+    const run = spawnCli(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], ws.dir);
+    // `slow` reached the app (its side effect is written first): Redis goes away while it is in flight, for
+    // longer than the call takes, so the worker finishes it while Redis is down and reports it after the restart.
+    await waitFor(() => (linesOf(counter).includes('slow') ? true : undefined), 'the slow call to reach the app');
+    await redis.stop('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    redis = await startRedisServer({ dir: redis.dir, port: redis.port, args: PERSISTENT });
+
+    const { code } = await run.exited;
+    expect(run.stderr()).not.toMatch(/internal error/);
+    // The reconnect attempts are not printed over the progress view (BullMQ prints each one when nobody listens).
+    expect(run.stderr()).not.toMatch(/ECONNREFUSED/);
+    const record = JSON.parse(run.stdout());
+    expect(code).toBe(0);
+    expect(record.steps.map((step: { id: string; status: string }) => [step.id, step.status])).toEqual([
+      ['first', 'succeeded'],
+      ['slow', 'succeeded'],
+      ['read', 'succeeded'],
+      ['last', 'succeeded'],
+    ]);
+    // Each call with side effects reached the app exactly once, by the app's own count.
+    expect(linesOf(counter).sort()).toEqual(['first', 'last', 'slow']);
+    // The run store kept the run across the restart.
+    const listed = await runCli(['--config', ws.config, 'runs', 'show', record.id, '--json'], { cwd: ws.dir, env: { RUNNER_QUEUE_URL: redis.url } });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject({ id: record.id, status: 'succeeded' });
+  }, 90_000);
+
+  it('a coordinator killed mid-run is resumed from another folder without repeating what succeeded or what was in flight', async () => {
+    const counter = join(ws.dir, 'resume-counter.txt');
+    const first = createWorkspace('');
+    const second = createWorkspace('');
+    // The same config in both folders, and one artifacts folder for both (NFS between machines).
+    const shared = join(ws.dir, 'shared-artifacts');
+    mkdirSync(shared, { recursive: true });
+    const config = configFor(counter).replace('artifacts: artifacts', `artifacts: ${JSON.stringify(shared)}\nqueue: ${redis.url}`);
+    first.write('runner.config.yaml', config);
+    second.write('runner.config.yaml', config);
+    const workflow = first.write(
+      'workflows/handover.yaml',
+      'name: handover\nsteps:\n' +
+        '  - id: one\n    uses: faulty.work\n    with: { label: one }\n' +
+        '  - id: read\n    needs: one\n    uses: faulty.echo\n    with: { text: read, delayMs: 6000 }\n' +
+        '  - id: two\n    needs: one\n    uses: faulty.work\n    with: { label: two, delayMs: 6000 }\n' +
+        '  - id: three\n    needs: [read, two]\n    uses: faulty.work\n    with: { label: three }\n',
+    );
+    cpSync(join(first.dir, 'workflows'), join(second.dir, 'workflows'), { recursive: true });
+    await startWorker(ws.dir, first.config);
+
+    const run = spawnCli(['--config', first.config, 'run', workflow, '--json'], first.dir);
+    // The coordinator's own progress lines say when `one` succeeded and `read` and `two` are in flight on the
+    // worker; the app's counter, that two's side effect happened.
+    const id = await waitFor(() => /^run (\S+) handover started/m.exec(run.stderr())?.[1], 'the run to start');
+    await waitFor(
+      () => (/^✔ one succeeded/m.test(run.stderr()) && /^▶ read running/m.test(run.stderr()) && linesOf(counter).includes('two') ? true : undefined),
+      'one to succeed, and read and two to be in flight',
+    );
+    run.child.kill('SIGKILL');
+    await run.exited;
+
+    const resumed = await runCli(['--config', second.config, 'resume', id, '--json'], { cwd: second.dir, timeoutMs: 40_000 });
+    expect(resumed.stderr).not.toMatch(/internal error/);
+    expect(resumed.code).toBe(0);
+    const record = JSON.parse(resumed.stdout);
+    expect(record).toMatchObject({ id, status: 'succeeded' });
+    expect(record.steps.map((step: { id: string; status: string }) => [step.id, step.status])).toEqual([
+      ['one', 'succeeded'],
+      ['read', 'succeeded'],
+      ['two', 'succeeded'],
+      ['three', 'succeeded'],
+    ]);
+    // `two` was not sent again: its outcome came from its job, which the worker finished after the coordinator died.
+    expect(record.steps[2].outputs).toEqual({ count: 2 });
+    expect(record.resumedAt).toHaveLength(1);
+    // Each side effect happened once: `one` and `two` for the first coordinator, `three` after the resume.
+    expect(linesOf(counter)).toEqual(['one', 'two', 'three']);
+  }, 90_000);
+});
