@@ -2,7 +2,7 @@
 // script on the same app in the same run. Human-readable lines as it goes,
 // then ONE JSON object with every figure as the last line of stdout.
 //
-//   node bench/run.mjs [--reps N] [--only a,b,c,d,e,f,g] [--side runner|raw]
+//   node bench/run.mjs [--reps N] [--only a,b,c,d,e,f,g,h,i] [--side runner|raw]
 //
 // --side runs one side only (figures that need both come out as null), for
 // profiling: `node --cpu-prof bench/run.mjs --only a --side runner`.
@@ -16,7 +16,9 @@ import { benchHistory } from './cases/history.mjs';
 import { benchHostile } from './cases/hostile.mjs';
 import { benchJournal } from './cases/journal.mjs';
 import { benchPlan } from './cases/plan.mjs';
+import { benchQueue } from './cases/queue.mjs';
 import { benchStartup } from './cases/startup.mjs';
+import { benchUi } from './cases/ui.mjs';
 import { distDir } from './lib/dist.mjs';
 import { repoRoot } from './lib/paths.mjs';
 import { loadAverages, say } from './lib/stats.mjs';
@@ -24,7 +26,7 @@ import { loadAverages, say } from './lib/stats.mjs';
 const { values } = parseArgs({
   options: {
     reps: { type: 'string', default: '5' },
-    only: { type: 'string', default: 'a,b,c,d,e,f,g' },
+    only: { type: 'string', default: 'a,b,c,d,e,f,g,h,i' },
     side: { type: 'string' },
   },
 });
@@ -34,7 +36,7 @@ if (!Number.isInteger(reps) || reps < 1) {
   process.exit(2);
 }
 const only = new Set(values.only.split(','));
-const CASE_KEYS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+const CASE_KEYS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
 const unknown = [...only].filter((key) => !CASE_KEYS.includes(key));
 if (unknown.length > 0 || (values.side !== undefined && !['runner', 'raw'].includes(values.side))) {
   process.stderr.write(`Expected \`--only\` to list some of ${CASE_KEYS.join(', ')} and \`--side\` to be runner or raw, got \`--only ${values.only}\`${values.side ? ` \`--side ${values.side}\`` : ''}\n`);
@@ -50,6 +52,8 @@ const cases = [
   ['e', 'journal', benchJournal],
   ['f', 'history', benchHistory],
   ['g', 'hostile', benchHostile],
+  ['h', 'queue', benchQueue],
+  ['i', 'ui', benchUi],
 ];
 
 /** The commit measured, marked `+dirty` when src/ has uncommitted changes. */
@@ -89,6 +93,8 @@ summary.targets = {
   ...(summary.f && { fHistoryUnder300ms: summary.f.met }),
   // (g): peak RSS of a result at the limit under 4× the limit, and every bound held (timings are figures).
   ...(summary.g && { gResultRss: summary.g.met, gBoundsHeld: summary.g.boundsHeld }),
+  // (h) is figures with no target: what the queue costs per call, and how throughput goes with workers.
+  ...(summary.i && { iUiUnder1s: summary.i.met }),
 };
 const missed = Object.entries(summary.targets).filter(([, met]) => met === false).map(([name]) => name);
 say(`load after: ${summary.loadAfter.join(' ')}; targets ${missed.length === 0 ? 'all met' : `missed: ${missed.join(', ')}`}`);

@@ -12,4 +12,5 @@ export type { RunRecord, StepRecord, ItemRecord, RunStatus, StepStatus, StepErro
 export { openRunStore, withRunStore, findRun, displayRecord } from './store/run-history.js';
 export type { RunStore, RunSummary, RunFilter, StoredRun } from './store/run-store.js';
 export { selectRunsToPrune, deleteRuns, type PruneOptions } from './store/prune.js';
+export { writeRunReport, REPORT_FILE } from './report/html/write-report.js';
 export { RunnerError, ExitCode, exitCodeFor, formatDiagnostic, type Diagnostic, type RunnerErrorCode } from './errors.js';

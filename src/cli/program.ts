@@ -14,11 +14,13 @@ const runsCommand: typeof import('./commands/runs.js').runsCommand = async (...a
 const showRunCommand: typeof import('./commands/runs.js').showRunCommand = async (...args) => (await import('./commands/runs.js')).showRunCommand(...args);
 const pruneCommand: typeof import('./commands/runs.js').pruneCommand = async (...args) => (await import('./commands/runs.js')).pruneCommand(...args);
 const logsCommand: typeof import('./commands/logs.js').logsCommand = async (...args) => (await import('./commands/logs.js')).logsCommand(...args);
+const reportCommand: typeof import('./commands/report.js').reportCommand = async (...args) => (await import('./commands/report.js')).reportCommand(...args);
 const serveCommand: typeof import('./commands/serve.js').serveCommand = async (...args) => (await import('./commands/serve.js')).serveCommand(...args);
 const toolsCommand: typeof import('./commands/tools.js').toolsCommand = async (...args) => (await import('./commands/tools.js')).toolsCommand(...args);
 const callCommand: typeof import('./commands/call.js').callCommand = async (...args) => (await import('./commands/call.js')).callCommand(...args);
 const initCommand: typeof import('./commands/init.js').initCommand = async (...args) => (await import('./commands/init.js')).initCommand(...args);
 const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
+const uiCommand: typeof import('./commands/ui.js').uiCommand = async (...args) => (await import('./commands/ui.js')).uiCommand(...args);
 const workerCommand: typeof import('./commands/worker.js').workerCommand = async (...args) => (await import('./commands/worker.js')).workerCommand(...args);
 const authLoginCommand: typeof import('./commands/auth.js').authLoginCommand = async (...args) => (await import('./commands/auth.js')).authLoginCommand(...args);
 const authStatusCommand: typeof import('./commands/auth.js').authStatusCommand = async (...args) => (await import('./commands/auth.js')).authStatusCommand(...args);
@@ -90,6 +92,12 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .argument('<id>', 'run id (a unique prefix is enough), or `latest`')
     .argument('[app]', 'only this app')
     .action(handle((id: string, app: string | undefined) => logsCommand(id, app, globals(), io)));
+
+  program
+    .command('report')
+    .description('(re)write the run\'s report.html (step graph, timeline, every step\'s details; opens offline) and print its path')
+    .argument('<id>', 'run id (a unique prefix is enough), or `latest`')
+    .action(handle((id: string) => reportCommand(id, globals(), io)));
 
   program
     .command('resume')
@@ -177,6 +185,14 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .option('--queue <url>', 'queue mode: dispatch app calls as jobs on this redis:// URL for `runner worker` processes (wins over `queue:`)')
       .action(handle((files: string[], options) => serveCommand(mode, files, { ...globals(), ...options }, withQueue(io, options.queue))));
   }
+
+  program
+    .command('ui')
+    .description('the runs and their reports in a browser, live while a run goes on, on 127.0.0.1 until stopped')
+    .option('--port <n>', 'port to listen on (0: any free one)', '8787')
+    .option('--host <address>', 'listen on this address instead of 127.0.0.1 (others can then see the runs)')
+    .option('--allow-actions', 'allow resuming runs and starting workflows from the UI (guarded by a per-start token)')
+    .action(handle((options) => uiCommand({ ...globals(), ...options }, io)));
 
   program
     .command('worker')

@@ -14,7 +14,8 @@ export interface ProgressOptions {
   paused?: () => boolean;
 }
 
-const symbols: Record<StepStatus, string> = {
+/** One symbol per status, the same in progress lines and in report.html. */
+export const STATUS_SYMBOLS: Record<StepStatus, string> = {
   pending: '·',
   queued: '◌',
   running: '▶',
@@ -66,7 +67,7 @@ function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
         const detail = event.error ? `: ${describeError(event.error, mask)}` : event.reason ? ` (${mask(event.reason)})` : '';
         const items = event.item === undefined ? event.run.steps.find((step) => step.id === event.stepId)?.items : undefined;
         const counted = items && !['running', 'queued', 'pending'].includes(event.status) ? ` (${countItems(items)})` : '';
-        write(`${symbols[event.status]} ${label} ${event.status}${counted}${detail}`);
+        write(`${STATUS_SYMBOLS[event.status]} ${label} ${event.status}${counted}${detail}`);
         break;
       }
       case 'retry': {
@@ -136,7 +137,7 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
       const error = step.error ? `  ${describeError(step.error, mask)}` : '';
       const reported = step.status === 'running' && !step.items ? progress.get(step.id) : undefined;
       const note = reported ? `  ${describeProgress(reported, mask)}` : '';
-      return truncate(`${symbols[step.status]} ${step.id.padEnd(16)} ${step.status.padEnd(9)}${items}${took}${note}${error}`);
+      return truncate(`${STATUS_SYMBOLS[step.status]} ${step.id.padEnd(16)} ${step.status.padEnd(9)}${items}${took}${note}${error}`);
     });
     if (final) lines.push(summaryLine(latest, mask));
     const clear = drawnLines > 0 ? `\x1b[${drawnLines}F\x1b[J` : '';

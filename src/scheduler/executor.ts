@@ -65,6 +65,8 @@ export interface ExecuteRunOptions {
   dispatch?: CallDispatcher;
   /** Called once the run folder exists, before any step runs. */
   onRunDir?: (dir: string) => void;
+  /** Told about a problem that fails nothing (report.html could not be written). Default: a `warning:` line on stderr. */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -363,7 +365,24 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   }
   writer.flush();
   emit({ type: 'run-finished', run: record });
+  await writeReport(record, config, options.onWarning);
   return record;
+}
+
+/**
+ * Writes report.html once the record is final. Never fails the run: a
+ * problem is a warning. Loaded only now: its layout library and sharp are
+ * not needed while steps run.
+ */
+async function writeReport(record: RunRecord, config: RunnerConfig, onWarning?: (message: string) => void): Promise<void> {
+  try {
+    const { writeRunReport } = await import('../report/html/write-report.js');
+    await writeRunReport(maskRunRecord(record, config.secretValues), { artifacts: config.artifacts });
+  } catch (error) {
+    const message = `report.html of run ${record.id} was not written: ${error instanceof Error ? error.message : String(error)}`;
+    if (onWarning) onWarning(message);
+    else process.stderr.write(`warning: ${message}\n`);
+  }
 }
 
 function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal): RunRecord['status'] {

@@ -76,6 +76,8 @@ export function pendingRecord(step: Step): StepRecord {
     policy: null,
     error: null,
     history: [],
+    needs: step.needs,
+    ...(step.declaredNeeds && { declaredNeeds: step.declaredNeeds }),
   };
 }
 

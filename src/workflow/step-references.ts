@@ -27,12 +27,16 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
   };
   steps.forEach((step, i) => {
     const needs = new Set<string>();
+    const declared = new Set<string>();
     const rawNeeds = raw.steps?.[i]?.needs;
     const explicit = typeof rawNeeds === 'string' ? [rawNeeds] : Array.isArray(rawNeeds) ? rawNeeds : [];
     explicit.forEach((id, j) => {
       if (typeof id !== 'string') return;
       const locate = () => locatePath(source, typeof rawNeeds === 'string' ? ['steps', i, 'needs'] : ['steps', i, 'needs', j]);
-      if (check(step, id, locate, ['steps', i, 'needs'])) needs.add(id);
+      if (check(step, id, locate, ['steps', i, 'needs'])) {
+        needs.add(id);
+        declared.add(id);
+      }
     });
     for (const reference of referencesByStep[i]!) {
       const locate = () => locateInValue(source, reference.path, reference.value, reference.offset);
@@ -41,6 +45,7 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
       checkForeachRead(reference, raw.steps?.[firstIndexById.get(reference.id)!], locate, context);
     }
     step.needs = needs.size === 0 ? [] : [...needs].sort();
+    step.declaredNeeds = declared.size === 0 ? [] : [...declared].sort();
   });
   const cycle = findCycle(steps);
   if (cycle) {

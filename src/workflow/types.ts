@@ -43,6 +43,8 @@ export interface Step {
   with: { [key: string]: TemplateValue };
   /** Explicit `needs` plus steps referenced through `steps.X` anywhere in the step. Sorted, unique. */
   needs: string[];
+  /** Of `needs`, the ones written under the step's `needs:` key (the rest are read in expressions). Sorted, unique. */
+  declaredNeeds?: string[];
   /** Condition expression text (without `${{ }}`), if any. */
   if?: string;
   /** The foreach value, unevaluated (usually one `${{ }}` string, or a literal array). */
