@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { importDist } from '../lib/dist.mjs';
 import { cpuMsSince, openEngine } from '../lib/engine.mjs';
 import { measureInterleaved } from '../lib/interleave.mjs';
+import { measureBullmqFloor } from '../lib/bullmq-floor.mjs';
 import { startRedisServer } from '../lib/redis-server.mjs';
 import { round, say } from '../lib/stats.mjs';
 import { chainWorkflowYaml, cliPath, createWorkspace, foreachWorkflowYaml } from '../lib/workspace.mjs';
@@ -49,6 +50,9 @@ export async function benchQueue({ reps, calls = 2000, chainSteps = 200, inFligh
   };
   try {
     const result = { calls, chainSteps, inFlight, delayMs, redis: `appendonly yes, appendfsync ${appendfsync}` };
+    // What any call through BullMQ pays on this machine, measured on the same Redis: the floor of the figures below.
+    result.bullmqFloor = await measureBullmqFloor(redis.url);
+    say(`(h) BullMQ alone, add → finished, one job at a time, worker in another process: median ${result.bullmqFloor.medianUs} µs, mean ${result.bullmqFloor.meanUs} µs, p90 ${result.bullmqFloor.p90Us} µs`);
     for (const count of workerCounts) {
       await Promise.all(workers.map(stopWorker));
       workers = await Promise.all(Array.from({ length: count }, () => startWorker(queued)));
@@ -75,6 +79,8 @@ export async function benchQueue({ reps, calls = 2000, chainSteps = 200, inFligh
           queueUsPerCall: perCallUs(times.queue?.ms),
           overheadVsInProcessUsPerCall: perCallUs(times.queue?.ms - times.inProcess?.ms),
           overheadVsRawUsPerCall: perCallUs(times.queue?.ms - times.raw?.ms),
+          // The overhead over in-process that is runner's own: less BullMQ's mean round trip.
+          runnerShareUsPerCall: round(perCallUs(times.queue?.ms - times.inProcess?.ms) - result.bullmqFloor.meanUs, 1),
           queueCpuUsPerCall: perCallUs(times.queue?.cpuMs),
           queueRunsMs: times.queue?.runsMs,
         };
@@ -86,7 +92,7 @@ export async function benchQueue({ reps, calls = 2000, chainSteps = 200, inFligh
       );
       say(
         `    chain ${chainSteps} x 0 ms: queue ${chain.queueUsPerCall} µs/call, overhead ${chain.overheadVsInProcessUsPerCall} µs/call over in-process, ` +
-          `${chain.overheadVsRawUsPerCall} µs/call over raw (coordinator CPU ${chain.queueCpuUsPerCall} µs/call)`,
+          `${chain.overheadVsRawUsPerCall} µs/call over raw; runner's own share ${chain.runnerShareUsPerCall} µs/call beyond BullMQ's mean (coordinator CPU ${chain.queueCpuUsPerCall} µs/call)`,
       );
       result[`workers${count}`] = entry;
     }
