@@ -1,5 +1,5 @@
 import { DPOP_SUPPORTED_ALGS, DpopSession, generateDpopKeyPair, type DpopAlg } from '@modelcontextprotocol/client';
-import { exportJWK, importJWK, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import type { DpopSetting } from '../config/types.js';
 
 /** A DPoP key as the credentials file keeps it, beside the tokens bound to it. */
@@ -36,6 +36,7 @@ export function dpopAlgorithmFor(metadata: object | undefined): DpopAlg {
 /** A fresh key in a session, and the form to keep it in when tokens bound to it outlive the process. */
 export async function createDpopKey(alg: DpopAlg): Promise<{ session: DpopSession; stored: StoredDpopKey }> {
   const keyPair = await generateDpopKeyPair({ alg, extractable: true });
+  const { exportJWK } = await loadJose();
   const privateJwk = await exportJWK(keyPair.privateKey);
   const session = await DpopSession.create({ keyPair });
   return { session, stored: { alg, privateJwk, publicJwk: keyPair.publicJwk, thumbprint: keyPair.thumbprint } };
@@ -43,7 +44,13 @@ export async function createDpopKey(alg: DpopAlg): Promise<{ session: DpopSessio
 
 /** The session of a stored key, for the process that uses tokens another one obtained (a run after `runner auth login`). */
 export async function restoreDpopSession(stored: StoredDpopKey): Promise<DpopSession> {
+  const { importJWK } = await loadJose();
   const privateKey = (await importJWK(stored.privateJwk, stored.alg)) as CryptoKey;
   const publicKey = (await importJWK(stored.publicJwk, stored.alg, { extractable: true })) as CryptoKey;
   return DpopSession.create({ keyPair: { privateKey, publicKey, publicJwk: stored.publicJwk, thumbprint: stored.thumbprint, alg: stored.alg } });
+}
+
+/** jose takes tens of milliseconds to load: only a run that binds tokens pays for it. */
+function loadJose(): Promise<typeof import('jose')> {
+  return import('jose');
 }

@@ -3,7 +3,6 @@ import { basename, dirname } from 'node:path';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import type { Diagnostic, SourceLocation } from '../errors.js';
 import { readServerEntry, type EntryProblem } from './import-entry.js';
-import { parseJsoncSource } from './import-jsonc.js';
 import { mcpServersResolver, vsCodeResolver, type PlaceholderResolver } from './import-placeholders.js';
 import type { AppDeclaration } from './normalize.js';
 import type { PathNames } from './schema-diagnostics.js';
@@ -73,6 +72,8 @@ export async function readImportFile(request: ImportRequest, diagnostics: Diagno
   const text = await readSourceFile(request.file, request.shownAs, diagnostics);
   if (text === undefined) return result;
   const problems: Diagnostic[] = [];
+  // jsonc-parser is loaded only by a config that imports another tool's file.
+  const { parseJsoncSource } = await import('./import-jsonc.js');
   const { source, data } = parseJsoncSource(text, request.shownAs, problems);
   if (problems.length > 0) {
     diagnostics.push(...problems);

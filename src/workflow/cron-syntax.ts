@@ -1,4 +1,10 @@
-import { Cron } from 'croner';
+import { createRequire } from 'node:module';
+import type { Cron } from 'croner';
+
+// croner is loaded on the first cron expression, not with every workflow: most runs have none.
+const require = createRequire(import.meta.url);
+let CronClass: typeof Cron | undefined;
+const cronClass = (): typeof Cron => (CronClass ??= (require('croner') as typeof import('croner')).Cron);
 
 // Cron expressions as workflows write them, read by croner the same way at
 // load time (validation) and at run time (scheduling): five fields, or six
@@ -13,7 +19,7 @@ const PROBE_DATE = new Date(Date.UTC(2000, 0, 1));
 
 /** Croner for `expression` in `timezone` (IANA; default: the local zone). Never starts a timer. Throws on a bad expression. */
 export function compileCron(expression: string, timezone?: string): Cron {
-  return new Cron(expression, { mode: '5-or-6-parts', domAndDow: false, ...(timezone !== undefined && { timezone }) });
+  return new (cronClass())(expression, { mode: '5-or-6-parts', domAndDow: false, ...(timezone !== undefined && { timezone }) });
 }
 
 /** Why `expression` is not a valid cron expression; undefined when it is. */
