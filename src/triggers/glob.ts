@@ -1,9 +1,10 @@
-import { isAbsolute, resolve, sep } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import picomatch from 'picomatch';
 
 // chokidar 4+ watches folders, not globs: each watch glob becomes the static
-// folder it starts from (watched), a depth limit, and a matcher for the paths
-// events report. Node 20's path.matchesGlob is experimental and prints a
-// warning, so globs compile to a RegExp here: `*`, `?`, `**`, `[...]`, `{a,b}`.
+// folder it starts from (watched), a depth limit, and a matcher (picomatch,
+// the matcher chokidar's own ecosystem uses) for the paths events report:
+// `*`, `?`, `**`, `[...]`, `{a,b}`; `*` and `?` never match a leading dot.
 
 /** A watch glob, compiled. */
 export interface CompiledGlob {
@@ -13,81 +14,39 @@ export interface CompiledGlob {
   base: string;
   /** How many folder levels below `base` can match; undefined with `**`. */
   depth: number | undefined;
-  /** Matches absolute paths. */
-  regex: RegExp;
+  /** Whether the absolute `path` matches. */
+  matches(path: string): boolean;
 }
 
 const WILDCARD = /[*?[{]/;
 
-/** Compiles `glob` (absolute, or relative to `dir`). `*` and `?` never match a leading dot, as in shells. */
+/** Compiles `glob` (absolute, or relative to `dir`). Globs use `/`. */
 export function compileGlob(glob: string, dir: string): CompiledGlob {
-  // Wildcards are looked for in the glob only: `dir` may well contain `[` or `{`. Globs use `/`.
+  // Wildcards are looked for in the glob only: `dir` may well contain `[` or `{`.
   const segments = glob.split('/').filter((segment, i) => segment !== '' || i === 0);
   const firstWild = segments.findIndex((segment) => WILDCARD.test(segment));
   const split = firstWild === -1 ? segments.length - 1 : firstWild;
   const base = resolve(dir, ...(isAbsolute(glob) ? [sep] : []), ...segments.slice(0, split));
   const rest = segments.slice(split);
-  let source = `^${escapeRegex(base === sep ? '' : base)}`;
-  for (const segment of rest) {
-    source += segment === '**' ? `(?:${escapeRegex(sep)}(?!\\.)[^${escapeClass(sep)}]+)*` : `${escapeRegex(sep)}${segmentToRegex(segment)}`;
-  }
+  const isMatch = picomatch(toPicomatch(rest.join('/')), { dot: false });
   return {
     glob,
     base,
     depth: rest.includes('**') ? undefined : rest.length - 1,
-    regex: new RegExp(`${source}$`),
+    matches: (path) => {
+      const inside = relative(base, path);
+      if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) return false;
+      return isMatch(sep === '/' ? inside : inside.split(sep).join('/'));
+    },
   };
 }
 
-/** Whether any of the globs matches the absolute `path`. */
-export function matchesAnyGlob(globs: readonly CompiledGlob[], path: string): boolean {
-  return globs.some((glob) => glob.regex.test(path));
-}
 
-/** One path segment of a glob as a RegExp source (no separators inside). */
-function segmentToRegex(segment: string): string {
-  const notSep = `[^${escapeClass(sep)}]`;
-  let out = /^[*?[{]/.test(segment) ? '(?!\\.)' : '';
-  let braces = 0;
-  for (let i = 0; i < segment.length; i++) {
-    const char = segment[i]!;
-    if (char === '*') {
-      while (segment[i + 1] === '*') i++;
-      out += `${notSep}*`;
-    } else if (char === '?') {
-      out += notSep;
-    } else if (char === '[') {
-      const close = segment.indexOf(']', i + 2);
-      if (close === -1) {
-        out += '\\[';
-        continue;
-      }
-      let body = segment.slice(i + 1, close);
-      const negated = body.startsWith('!') || body.startsWith('^');
-      if (negated) body = body.slice(1);
-      out += `[${negated ? '^' : ''}${body.replace(/\\/g, '\\\\').replace(/\]/g, '\\]')}]`;
-      i = close;
-    } else if (char === '{') {
-      braces++;
-      out += '(?:';
-    } else if (char === '}' && braces > 0) {
-      braces--;
-      out += ')';
-    } else if (char === ',' && braces > 0) {
-      out += '|';
-    } else if (char === '\\' && i + 1 < segment.length) {
-      out += escapeRegex(segment[++i]!);
-    } else {
-      out += escapeRegex(char);
-    }
-  }
-  return out + ')'.repeat(braces);
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-}
-
-function escapeClass(text: string): string {
-  return text.replace(/[\]\\^-]/g, '\\$&');
+/**
+ * The glob in picomatch's terms, as a shell reads it: `[!...]` negates a
+ * class (picomatch's `[^...]`), and parentheses are literal (picomatch would
+ * make them a group, so `a (1).png` would match `a 1.png`).
+ */
+function toPicomatch(glob: string): string {
+  return glob.replace(/(^|[^\\])\[!/g, '$1[^').replace(/(?<!\\)[()]/g, '\\$&');
 }

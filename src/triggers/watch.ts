@@ -52,7 +52,7 @@ export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch>
   const claims = trigger.claim === 'move';
   const matchOf = (path: string): CompiledGlob | undefined => {
     if (isRunnerOwnedPath(path, artifacts) || isTempFileName(path)) return undefined;
-    const glob = globs.find((candidate) => candidate.regex.test(path));
+    const glob = globs.find((candidate) => candidate.matches(path));
     if (!glob || (claims && isInClaimFolder(path, glob.base))) return undefined;
     return glob;
   };
