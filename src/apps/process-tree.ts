@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { isProcessAlive } from '../process-info.js';
 
 /**
  * Every descendant pid of `pid`, children before grandchildren, read from
@@ -53,11 +54,7 @@ export function signalAll(pids: readonly number[], signal: NodeJS.Signals): void
 
 /** True while a process with this pid exists and is not a zombie waiting to be reaped. */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  if (!isProcessAlive(pid)) return false;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
