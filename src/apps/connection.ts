@@ -195,6 +195,11 @@ export class AppConnection {
     return [...(await this.loadTools(signal)).values()];
   }
 
+  /** The tool from the list already loaded, without waiting; undefined when the list is not loaded or has no such tool. */
+  cachedTool(name: string): Tool | undefined {
+    return this.toolsByName?.get(name);
+  }
+
   async getTool(name: string, signal?: AbortSignal): Promise<Tool | undefined> {
     return (await this.loadTools(signal)).get(name);
   }

@@ -62,6 +62,13 @@ export class AppRegistry {
     return name in this.options.config.apps;
   }
 
+  /** The connection to `name` if it is open and alive right now, without waiting (the per-call fast path); else undefined. */
+  live(name: string): AppConnection | undefined {
+    if (this.closed) return undefined;
+    const connection = this.slots.get(name)?.connection;
+    return connection?.alive ? connection : undefined;
+  }
+
   /** The live connection to `name`, opening (or re-opening) it if needed. Throws CallError. */
   async get(name: string, signal?: AbortSignal): Promise<AppConnection> {
     if (this.closed) throw new CallError('cancelled', `the runner is shutting down; ${name} was not started`);

@@ -142,12 +142,16 @@ interface AttemptTime {
 async function saveCallResult(job: CallJob, result: CallToolResult, host: CallHost, signal: AbortSignal, time: AttemptTime, written: string[]) {
   // Linked resources are read from the connection that answered (the app may have been restarted since the first attempt),
   // under the same limits as calls, and in what the call left of the step's timeout.
-  const reading = withDeadline(signal, host.clock, time.budgetMs, () => new CallAbortReason('timeout', `${job.uses}: its linked resources were not read within the step's timeout of ${formatMs(time.timeoutMs)} (timeout)`));
+  // A result without links (nearly all) needs no reader, so no deadline: its timer, controller and listeners cost every call.
+  const reading = hasLinks(result)
+    ? withDeadline(signal, host.clock, time.budgetMs, () => new CallAbortReason('timeout', `${job.uses}: its linked resources were not read within the step's timeout of ${formatMs(time.timeoutMs)} (timeout)`))
+    : undefined;
   try {
     if (job.app === BUILTIN_APP) {
       const saved = await saveResult(job.callDir, result, undefined, host.writeBehind, host.secretValues);
       return { ...saved, files: [...written, ...saved.files] };
     }
+    if (!reading) return await saveResult(job.callDir, result, undefined, host.writeBehind, host.secretValues);
     const connection = await host.apps.get(job.app, reading.signal);
     const reader = connection.capabilities?.resources
       ? (uri: string) => host.limits.run(host.workflowQueue, job.app, () => connection.readResource(uri, reading.signal), reading.signal)
@@ -159,8 +163,12 @@ async function saveCallResult(job: CallJob, result: CallToolResult, host: CallHo
     const failure = storageError(error, job.callDir);
     throw new CallError('storage', `${job.uses} ran, but its result could not be saved: ${failure.message}`, { outcome: 'unknown', cause: error });
   } finally {
-    reading.clear();
+    reading?.clear();
   }
+}
+
+function hasLinks(result: CallToolResult): boolean {
+  return Array.isArray(result.content) && result.content.some((block) => block.type === 'resource_link');
 }
 
 function notReady(job: CallJob, timeoutMs: number): CallAbortReason {
@@ -215,7 +223,7 @@ async function callOnce(
         try {
           let connection;
           try {
-            connection = await host.apps.get(job.app, controller.signal);
+            connection = host.apps.live(job.app) ?? (await host.apps.get(job.app, controller.signal));
           } catch (error) {
             if (error instanceof CallAbortReason) throw new CallError(error.kind, error.message, { outcome: 'not-sent', cause: error });
             throw error;

@@ -221,6 +221,10 @@ async function reachTool(step: Step, timeoutMs: number, env: CallEnvironment): P
     }
     return { connection: null, tool };
   }
+  // An app already open with its tool list loaded needs no wait, so no deadline (a timer, a controller, two listeners per call).
+  const live = env.apps.live(step.app);
+  const cached = live?.cachedTool(step.tool);
+  if (live && cached) return { connection: live, tool: cached };
   const reaching = withDeadline(env.signal, env.clock, timeoutMs, () => notReady(step, timeoutMs));
   try {
     const connection = await env.apps.get(step.app, reaching.signal);

@@ -175,7 +175,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     signal: controller.signal,
     defaultTimeoutMs: workflow.defaults.timeoutMs ?? 60_000,
     writeBehind,
-    emit: (event) => emit({ ...event, run: record } as RunEvent),
+    // Nobody listening (the engine under `serve` and the bench): no event object per call and status.
+    emit: options.onEvent ? (event) => emit({ ...event, run: record } as RunEvent) : () => {},
     changed,
     journal: recorder,
     ...(dispatch && { dispatch }),

@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import type { RunnerConfig } from '../config/types.js';
+import { Slots } from './slots.js';
 
 /**
  * The nested concurrency limits of DESIGN.md §8: a run's workflow queue, then
@@ -8,12 +9,12 @@ import type { RunnerConfig } from '../config/types.js';
  * shared by every run in a process.
  */
 export class Limits {
-  private readonly process: PQueue;
+  private readonly process: Slots;
   /** Per app: its queue, or null when it has neither a concurrency nor a rate (nothing to wait for). */
   private readonly apps = new Map<string, PQueue | null>();
 
   constructor(private readonly config: RunnerConfig) {
-    this.process = new PQueue({ concurrency: config.concurrency });
+    this.process = new Slots(config.concurrency);
   }
 
   /** A queue for one run's `concurrency`; null when unset (unlimited: nothing to wait for). */
@@ -35,7 +36,7 @@ export class Limits {
       return task();
     };
     // An unlimited layer is skipped rather than queued through: each layer costs every call a few promises.
-    const inProcess = () => this.process.add(guarded) as Promise<T>;
+    const inProcess = () => this.process.run(guarded);
     const inApp = appQueue ? () => appQueue.add(inProcess) as Promise<T> : inProcess;
     return workflowQueue ? (workflowQueue.add(inApp) as Promise<T>) : inApp();
   }

@@ -25,7 +25,7 @@ function hostWith(answers: (object | Error)[], log: string[] = []): CallHost {
       return next;
     },
   };
-  const apps = { get: async () => connection } as unknown as AppRegistry;
+  const apps = { get: async () => connection, live: () => undefined } as unknown as AppRegistry;
   const config = { concurrency: 4, apps: {} } as unknown as RunnerConfig;
   return { apps, limits: new Limits(config), workflowQueue: null, clock: systemClock, secretValues: [] };
 }
