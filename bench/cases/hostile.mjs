@@ -23,6 +23,7 @@ import { measureNodeProcess } from '../lib/peak-rss.mjs';
 import { round, say } from '../lib/stats.mjs';
 import { cliPath, createWorkspace } from '../lib/workspace.mjs';
 import { deterministicBytes } from '../../test/apps/faulty-tools.js';
+import { findFile } from '../../scripts/find-file.mjs';
 
 const MiB = 1024 * 1024;
 /** The runner's defaults, as its config schema states them. */
@@ -242,18 +243,6 @@ async function bigImage() {
   });
 }
 
-/** The first file called `name` under `dir`, depth first. */
-function findFile(dir, name) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isFile() && entry.name === name) return path;
-    if (entry.isDirectory()) {
-      const found = findFile(path, name);
-      if (found) return found;
-    }
-  }
-  return null;
-}
 
 /** A step timeout of this long against an app that never answers its handshake (its connect-timeout stays 30 s). */
 const NEVER_ANSWERS_TIMEOUT_MS = 2000;

@@ -9,6 +9,7 @@ import type { ServiceEvent } from '../../triggers/events.js';
 import { TriggerService } from '../../triggers/service.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { reportWarnings } from '../report-error.js';
+import { onStopSignals } from '../stop-signals.js';
 
 export type ServeMode = 'watch' | 'cron' | 'serve';
 
@@ -48,12 +49,10 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
     onEvent: report,
   });
 
-  let signals = 0;
   let stopped: Promise<{ cancelled: number }> | undefined;
   let resolveSignalled!: () => void;
   const signalled = new Promise<void>((resolve) => (resolveSignalled = resolve));
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
+  const removeSignalHandlers = onStopSignals((signal, signals) => {
     if (signals === 1) {
       stopped = service.stop(signal, graceMs);
       resolveSignalled();
@@ -64,11 +63,7 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
       killAllTracked();
       process.exit(ExitCode.interrupted);
     }
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // A closed terminal sends SIGHUP; left to its default, the runner would die without closing its apps.
-  process.on('SIGHUP', onSignal);
+  });
   try {
     try {
       await service.start();
@@ -84,9 +79,7 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
     const { cancelled } = await stopped!;
     return cancelled > 0 ? ExitCode.interrupted : ExitCode.succeeded;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    process.off('SIGHUP', onSignal);
+    removeSignalHandlers();
   }
 }
 

@@ -3,6 +3,7 @@ import { ExitCode, RunnerError } from '../../errors.js';
 import { openRunStore } from '../../store/run-history.js';
 import { startUi } from '../../ui/ui-server.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { onStopSignals } from '../stop-signals.js';
 
 export interface UiCommandOptions extends GlobalOptions {
   port?: string;
@@ -39,9 +40,7 @@ export async function uiCommand(options: UiCommandOptions, io: CliIO): Promise<n
   }
   io.stderr(`runner ui: ${ui.url}/ (${options.allowActions ? 'actions on: resume and run now, from its own pages only' : 'read-only'}; Ctrl-C stops it)\n`);
   io.stdout(`${ui.url}/\n`);
-  await new Promise<void>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
-  });
+  await new Promise<void>((resolve) => onStopSignals((_signal, count) => (count === 1 ? resolve() : process.exit(ExitCode.interrupted))));
   await ui.close();
   store.close();
   return ExitCode.succeeded;

@@ -8,6 +8,7 @@ import { ExitCode, RunnerError } from '../../errors.js';
 import { Limits } from '../../scheduler/limits.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { reportWarnings } from '../report-error.js';
+import { onStopSignals } from '../stop-signals.js';
 
 /** `--queue URL` reaches the config (as RUNNER_QUEUE_URL) before this runs. */
 export type WorkerCommandOptions = GlobalOptions;
@@ -38,21 +39,16 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIO): P
   const appNames = Object.keys(config.apps);
   io.stderr(`worker ${name} ready: apps ${appNames.join(', ') || '(none)'} from ${config.file ? showPath(config.file, io.cwd) : 'no config'}\n`);
 
-  let signals = 0;
   const stopped = new Promise<void>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals++;
-      if (signals === 1) {
+    onStopSignals((signal, count) => {
+      if (count === 1) {
         io.stderr(`${signal}: finishing calls in flight (again to stop at once)\n`);
         resolve();
       } else {
         killAllTracked();
         process.exit(ExitCode.interrupted);
       }
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    process.on('SIGHUP', onSignal);
+    });
   });
   await stopped;
   await workers.close();
