@@ -20,6 +20,7 @@ const toolsCommand: typeof import('./commands/tools.js').toolsCommand = async (.
 const callCommand: typeof import('./commands/call.js').callCommand = async (...args) => (await import('./commands/call.js')).callCommand(...args);
 const initCommand: typeof import('./commands/init.js').initCommand = async (...args) => (await import('./commands/init.js')).initCommand(...args);
 const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
+const checkCommand: typeof import('./commands/check.js').checkCommand = async (...args) => (await import('./commands/check.js')).checkCommand(...args);
 const uiCommand: typeof import('./commands/ui.js').uiCommand = async (...args) => (await import('./commands/ui.js')).uiCommand(...args);
 const workerCommand: typeof import('./commands/worker.js').workerCommand = async (...args) => (await import('./commands/worker.js')).workerCommand(...args);
 const authLoginCommand: typeof import('./commands/auth.js').authLoginCommand = async (...args) => (await import('./commands/auth.js')).authLoginCommand(...args);
@@ -122,6 +123,14 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--strict', 'count warnings as problems (exit 2)')
     .addHelpText('after', '\nExit codes: 0 no errors (warnings are printed but stop nothing); 2 an error, or with --strict a warning.')
     .action(handle((files: string[], options) => validateCommand(files, { ...globals(), ...options }, io)));
+
+  program
+    .command('check')
+    .description('audit workflows before anything runs: each step’s policy decision, where each secret can flow, destructive and open-world steps')
+    .argument('<workflow...>', 'workflow files')
+    .option('--json', 'print the audit as JSON on stdout: { ok, workflows: [{ file, name, triggered, apps, steps: [{ id, uses, annotations, hints, policy, headless, denied, problems }] }], secrets: [{ name, apps, steps }], denied, destructive, openWorld, problems }')
+    .addHelpText('after', '\nExit codes: 0 every step would be allowed or asked; 1 a step would be refused or could not be checked; 2 a broken config or workflow.')
+    .action(handle((files: string[], options) => checkCommand(files, { ...globals(), ...options }, io)));
 
   program
     .command('tools')

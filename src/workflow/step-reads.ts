@@ -21,11 +21,16 @@ export interface ExpressionRead {
   offset: number;
 }
 
-/** Every `steps.<id>...` read in the step (index `index` of its workflow): `with`, `foreach`, `elicit` and `if`. */
-export function collectStepReads(step: Step, index: number): ExpressionRead[] {
+const STEPS_CONTEXT: ReadonlySet<string> = new Set(['steps']);
+
+/**
+ * Every read of the given contexts (by default `steps.<id>...`) in the step
+ * (index `index` of its workflow): `with`, `foreach`, `elicit` and `if`.
+ */
+export function collectStepReads(step: Step, index: number, contexts: ReadonlySet<string> = STEPS_CONTEXT): ExpressionRead[] {
   const reads: ExpressionRead[] = [];
   const add = (facts: ExpressionFacts, path: YamlPath, value: string, at: (position: number) => number) => {
-    for (const access of facts.accesses) if (access.context === 'steps') reads.push({ access, path, value, offset: at(access.position) });
+    for (const access of facts.accesses) if (contexts.has(access.context)) reads.push({ access, path, value, offset: at(access.position) });
   };
   const visit = (value: TemplateValue | undefined, path: (string | number)[]): void => {
     if (typeof value === 'string') {
