@@ -21,6 +21,7 @@ const callCommand: typeof import('./commands/call.js').callCommand = async (...a
 const initCommand: typeof import('./commands/init.js').initCommand = async (...args) => (await import('./commands/init.js')).initCommand(...args);
 const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
 const uiCommand: typeof import('./commands/ui.js').uiCommand = async (...args) => (await import('./commands/ui.js')).uiCommand(...args);
+const lockCommand: typeof import('./commands/lock.js').lockCommand = async (...args) => (await import('./commands/lock.js')).lockCommand(...args);
 const workerCommand: typeof import('./commands/worker.js').workerCommand = async (...args) => (await import('./commands/worker.js')).workerCommand(...args);
 const authLoginCommand: typeof import('./commands/auth.js').authLoginCommand = async (...args) => (await import('./commands/auth.js')).authLoginCommand(...args);
 const authStatusCommand: typeof import('./commands/auth.js').authStatusCommand = async (...args) => (await import('./commands/auth.js')).authStatusCommand(...args);
@@ -122,6 +123,15 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--strict', 'count warnings as problems (exit 2)')
     .addHelpText('after', '\nExit codes: 0 no errors (warnings are printed but stop nothing); 2 an error, or with --strict a warning.')
     .action(handle((files: string[], options) => validateCommand(files, { ...globals(), ...options }, io)));
+
+  program
+    .command('lock')
+    .description('write runner.lock beside the config: the definitions of the tools the workflows call, checked before every run')
+    .argument('[workflow...]', 'workflow files (default: every workflow in workflows/, and tools no longer called are dropped)')
+    .option('--update', 'accept changes to tools already in the lock')
+    .option('--json', 'print { file, written, created, tools, apps, drifts } on stdout')
+    .addHelpText('after', '\nExit codes: 0 written or up to date; 2 a locked tool changed (nothing written; --update accepts it) or a workflow is invalid; 1 an app could not be reached.')
+    .action(handle((files: string[], options) => lockCommand(files, { ...globals(), ...options }, io)));
 
   program
     .command('tools')

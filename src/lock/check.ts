@@ -1,10 +1,10 @@
 import type { AppRegistry } from '../apps/registry.js';
 import type { RunnerConfig } from '../config/types.js';
-import { RunnerError } from '../errors.js';
+import { RunnerError, type Diagnostic } from '../errors.js';
 import type { Workflow } from '../workflow/types.js';
 import { compareWithLock } from './compare.js';
 import { lockEntriesFor, usedTools } from './entries.js';
-import { formatDrift } from './format.js';
+import { formatDrift, showValue } from './format.js';
 import { reachedApps, readLiveApps } from './live-apps.js';
 import { lockFilePath, readLockFile } from './lock-file.js';
 import type { Drift } from './types.js';
@@ -45,9 +45,16 @@ export async function assertNoLockDrift(options: Parameters<typeof findLockDrift
 /** The error a run stops with: the diff worst first, and how to accept it. */
 export function lockDriftError(check: LockCheck): RunnerError {
   const stopping = check.drifts.filter((drift) => drift.stops).length;
-  const what = stopping === 1 ? 'one change' : `${stopping} changes`;
-  return new RunnerError('lock-drift', `${what} since ${check.file} was written stop this run; nothing was sent:\n\n${formatDrift(check.drifts)}`, {
+  const what = stopping === 1 ? 'one change stops' : `${stopping} changes stop`;
+  return new RunnerError('lock-drift', `the tools this run calls changed since ${check.file} was written: ${what} the run; nothing was sent:\n\n${formatDrift(check.drifts)}`, {
     hint: `review the changes; if they are expected, accept them with \`runner lock --update\` (it rewrites ${check.file})`,
     details: check.drifts,
   });
+}
+
+/** A drift that stops nothing, as a warning a run prints (`notes: server version changed: "1.0.0" → "1.1.0"`). */
+export function driftWarning(drift: Drift): Diagnostic {
+  const name = drift.tool === undefined ? drift.app : `${drift.app}.${drift.tool}`;
+  const values = drift.before !== undefined || drift.after !== undefined ? `: ${showValue(drift.before ?? null)} → ${showValue(drift.after ?? null)}` : '';
+  return { severity: 'warning', message: `runner.lock: ${name}: ${drift.change}${values}`, hint: '`runner lock --update` records it' };
 }

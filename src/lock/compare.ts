@@ -86,11 +86,15 @@ function compareAnnotations(before: Record<string, unknown> | undefined, after: 
   const was = readToolHints({ annotations: before });
   const now = readToolHints({ annotations: after });
   const explained = new Set<string>();
+  // destructiveHint and idempotentHint mean something only without readOnlyHint: when only the latter changed, its line says what follows.
+  const follows = HINTS.filter(({ key, annotation }) => (key === 'destructive' || key === 'idempotent') && was[key] !== now[key] && before?.[annotation] === after?.[annotation]);
   for (const { key, annotation, safe } of HINTS) {
     const [b, a] = [before?.[annotation], after?.[annotation]];
     if (was[key] === now[key] && b === a) continue;
+    if (follows.some((hint) => hint.key === key)) continue;
     explained.add(annotation);
-    const change = `${annotation} ${showHint(b, was[key])} → ${showHint(a, now[key])}`;
+    const implied = key === 'readOnly' && follows.length > 0 ? ` (so now ${follows.map((hint) => `${now[hint.key] ? '' : 'not '}${hint.key}`).join(', ')})` : '';
+    const change = `${annotation} ${showHint(b, was[key])} → ${showHint(a, now[key])}${implied}`;
     if (was[key] === now[key]) drifts.push({ severity: 'info', change: `${change} (same meaning)`, stops: true });
     else if (now[key] !== safe) drifts.push({ severity: 'less-safe', change: `less safe: ${change}`, stops: true });
     else drifts.push({ severity: 'info', change: `safer: ${change} (the policy may now allow it without asking)`, stops: true });

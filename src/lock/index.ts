@@ -3,7 +3,8 @@ export { LOCK_VERSION, SEVERITY_ORDER, type Drift, type DriftSeverity, type Lock
 export { canonicalJson, hashPinnedFields, MAX_PINNED_TOOL_BYTES, pinTool, type ListedTool } from './pin.js';
 export { lockEntriesFor, mergeLock, usedTools, type LiveApp } from './entries.js';
 export { compareTool, compareWithLock, sortDrifts } from './compare.js';
-export { formatDrift, MAX_SHOWN_VALUE_CHARS } from './format.js';
+export { formatDrift, MAX_SHOWN_VALUE_CHARS, showValue } from './format.js';
 export { LOCK_FILE_NAME, lockFilePath, readLockFile, serializeLock, writeLockFile } from './lock-file.js';
 export { readLiveApps, reachedApps } from './live-apps.js';
-export { assertNoLockDrift, findLockDrift, lockDriftError, type LockCheck } from './check.js';
+export { assertNoLockDrift, driftWarning, findLockDrift, lockDriftError, type LockCheck } from './check.js';
+export { planLock, type LockPlan } from './plan-lock.js';

@@ -81,7 +81,7 @@ describe('compareWithLock', () => {
   });
   it('sees readOnlyHint true → false as less safe, and the reverse as a safer change that still stops', () => {
     const [worse] = driftsAfter([write, { ...read, annotations: { readOnlyHint: false } }]);
-    expect(worse).toMatchObject({ tool: 'read', severity: 'less-safe', change: 'less safe: readOnlyHint true → false', stops: true });
+    expect(worse).toMatchObject({ tool: 'read', severity: 'less-safe', change: 'less safe: readOnlyHint true → false (so now destructive, not idempotent)', stops: true });
     const safer = driftsAfter([{ ...write, annotations: { readOnlyHint: true } }, read]);
     expect(safer[0]).toMatchObject({ severity: 'info', stops: true });
     expect(safer[0]!.change).toMatch(/^safer: readOnlyHint false → true/);
