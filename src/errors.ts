@@ -30,6 +30,7 @@ export type RunnerErrorCode =
   | 'interrupted' // SIGINT/SIGTERM
   | 'storage' // a file or the run store could not be written (disk full, read-only, name too long)
   | 'busy' // the run is held by another live process
+  | 'lock-drift' // a tool a run would call changed since runner.lock was written
   | 'internal';
 
 export interface RunnerErrorOptions {
@@ -108,6 +109,7 @@ export function exitCodeFor(error: unknown): number {
       case 'inputs':
       case 'not-found':
       case 'busy':
+      case 'lock-drift':
         return ExitCode.invalid;
       case 'interrupted':
         return ExitCode.interrupted;

@@ -12,7 +12,8 @@ import { findRun, openRunStore } from './store/run-history.js';
 import { currentOwner } from './store/run-owner.js';
 import type { StoredRun } from './store/run-store.js';
 import { takeOverRun } from './store/take-over.js';
-import { RunnerError } from './errors.js';
+import { RunnerError, type Diagnostic } from './errors.js';
+import { assertNoLockDrift, driftWarning } from './lock/index.js';
 import { readInputsFile, readValueFiles, resolveInputs } from './workflow/inputs.js';
 import { loadWorkflow } from './workflow/load.js';
 import type { Workflow } from './workflow/types.js';
@@ -34,8 +35,8 @@ export interface RunOnceOptions extends RunnerContext {
   policy: PolicyOverrides;
   signal?: AbortSignal;
   onEvent?: (event: RunEvent) => void;
-  /** Called after loading, before anything runs (for progress setup). */
-  onLoaded?: (loaded: { config: RunnerConfig; workflow: Workflow }) => void;
+  /** Called after loading and the lock check, before anything runs (for progress setup); `warnings`: lock changes that stop nothing. */
+  onLoaded?: (loaded: { config: RunnerConfig; workflow: Workflow; warnings?: Diagnostic[] }) => void;
   /** `runner resume`: continue this run instead of starting a new one. */
   resume?: { id: string; rerunUnknown: boolean };
 }
@@ -59,10 +60,12 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   const store = loaded.store ?? openRunStore(config, clock.now());
   const owner = currentOwner(clock.now());
   try {
-    options.onLoaded?.({ config, workflow });
     const runId = previous?.id ?? createRunId(clock.now());
     const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
     try {
+      // With a runner.lock, every app the run uses is connected and its tools compared before the first call.
+      const drifts = await assertNoLockDrift({ config, workflows: [workflow], apps, signal: options.signal });
+      options.onLoaded?.({ config, workflow, warnings: drifts.map(driftWarning) });
       return await executeRun({
         workflow,
         config,

@@ -6,6 +6,7 @@ import type { AppRegistry } from '../apps/registry.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import type { PolicyAction, RunnerConfig } from '../config/types.js';
 import type { SourceLocation } from '../errors.js';
+import { findLockDrift, lockFilePath, type Drift } from '../lock/index.js';
 import { planRun } from '../scheduler/plan.js';
 import { decidePolicy, type ToolHints } from '../scheduler/policy.js';
 import type { Workflow } from '../workflow/types.js';
@@ -56,7 +57,7 @@ export interface CheckedWorkflow {
 
 /** What `runner check --json` prints. */
 export interface CheckReport {
-  /** False when a step would be denied, could not be audited, or a tool drifted from the lock: exit 1. */
+  /** False when a step would be refused, could not be audited, or a tool changed since the lock was written: exit 1. */
   ok: boolean;
   workflows: CheckedWorkflow[];
   secrets: SecretFlows[];
@@ -66,6 +67,8 @@ export interface CheckReport {
   openWorld: string[];
   /** `workflow/step` of every step with a problem. */
   problems: string[];
+  /** The lockfile (runner.lock beside the config) and how the tools the workflows call differ from it, worst first. */
+  lock: { file: string; present: boolean; drifts: Drift[] };
 }
 
 /** Audits the workflows against the live apps (connected through `apps`, which the caller closes). */
@@ -82,8 +85,12 @@ export async function auditWorkflows(config: RunnerConfig, workflows: readonly W
     destructive: names((step) => step.destructive),
     openWorld: names((step) => step.openWorld),
     problems: names((step) => step.problems.length > 0),
+    lock: { file: lockFilePath(config), present: false, drifts: [] },
   };
-  report.ok = report.denied.length === 0 && report.problems.length === 0;
+  // The tools are listed already: comparing them with the lock costs no round trip.
+  const lock = await findLockDrift({ config, workflows, apps });
+  if (lock) report.lock = { file: lock.file, present: true, drifts: lock.drifts };
+  report.ok = report.denied.length === 0 && report.problems.length === 0 && !report.lock.drifts.some((drift) => drift.stops);
   return report;
 }
 

@@ -22,6 +22,7 @@ const initCommand: typeof import('./commands/init.js').initCommand = async (...a
 const validateCommand: typeof import('./commands/validate.js').validateCommand = async (...args) => (await import('./commands/validate.js')).validateCommand(...args);
 const checkCommand: typeof import('./commands/check.js').checkCommand = async (...args) => (await import('./commands/check.js')).checkCommand(...args);
 const uiCommand: typeof import('./commands/ui.js').uiCommand = async (...args) => (await import('./commands/ui.js')).uiCommand(...args);
+const lockCommand: typeof import('./commands/lock.js').lockCommand = async (...args) => (await import('./commands/lock.js')).lockCommand(...args);
 const workerCommand: typeof import('./commands/worker.js').workerCommand = async (...args) => (await import('./commands/worker.js')).workerCommand(...args);
 const authLoginCommand: typeof import('./commands/auth.js').authLoginCommand = async (...args) => (await import('./commands/auth.js')).authLoginCommand(...args);
 const authStatusCommand: typeof import('./commands/auth.js').authStatusCommand = async (...args) => (await import('./commands/auth.js')).authStatusCommand(...args);
@@ -126,11 +127,20 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
 
   program
     .command('check')
-    .description('audit workflows before anything runs: each step’s policy decision, where each secret can flow, destructive and open-world steps')
+    .description('audit workflows before anything runs: each step’s policy decision, where each secret can flow, destructive and open-world steps, changes since runner.lock')
     .argument('<workflow...>', 'workflow files')
-    .option('--json', 'print the audit as JSON on stdout: { ok, workflows: [{ file, name, triggered, apps, steps: [{ id, uses, annotations, hints, policy, headless, denied, problems }] }], secrets: [{ name, apps, steps }], denied, destructive, openWorld, problems }')
-    .addHelpText('after', '\nExit codes: 0 every step would be allowed or asked; 1 a step would be refused or could not be checked; 2 a broken config or workflow.')
+    .option('--json', 'print the audit as JSON on stdout: { ok, workflows: [{ file, name, triggered, apps, steps: [{ id, uses, annotations, hints, policy, headless, denied, problems }] }], secrets: [{ name, apps, steps }], denied, destructive, openWorld, problems, lock: { file, present, drifts } }')
+    .addHelpText('after', '\nExit codes: 0 every step would be allowed or asked, and no tool changed since runner.lock; 1 a step would be refused or could not be checked, or a tool changed since the lock; 2 a broken config or workflow.')
     .action(handle((files: string[], options) => checkCommand(files, { ...globals(), ...options }, io)));
+
+  program
+    .command('lock')
+    .description('write runner.lock beside the config: the definitions of the tools the workflows call, checked before every run')
+    .argument('[workflow...]', 'workflow files (default: every workflow in workflows/, and tools no longer called are dropped)')
+    .option('--update', 'accept changes to tools already in the lock')
+    .option('--json', 'print { file, written, created, tools, apps, drifts } on stdout')
+    .addHelpText('after', '\nExit codes: 0 written or up to date; 2 a locked tool changed (nothing written; --update accepts it) or a workflow is invalid; 1 an app could not be reached.')
+    .action(handle((files: string[], options) => lockCommand(files, { ...globals(), ...options }, io)));
 
   program
     .command('tools')

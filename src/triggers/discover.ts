@@ -35,17 +35,8 @@ export async function loadTriggeredWorkflows(options: LoadTriggeredOptions): Pro
   const wanted = kinds.map((kind) => `\`${TRIGGER_KEYS[kind]}\``).join(' or ');
   if (files.length === 0) throw new RunnerError('usage', `no workflow files in ${showPath(folder, options.cwd)}`, { hint: 'name workflow files on the command line' });
 
+  const loaded = await loadWorkflowFiles(files, config, options.env);
   const diagnostics: Diagnostic[] = [];
-  const loaded: Workflow[] = [];
-  for (const file of files) {
-    try {
-      loaded.push(await loadWorkflow(file, config, { env: options.env }));
-    } catch (error) {
-      if (!(error instanceof RunnerError)) throw error;
-      diagnostics.push(...(error.diagnostics.length > 0 ? error.diagnostics : [{ message: error.message, location: error.location, hint: error.hint }]));
-    }
-  }
-  throwOnDiagnostics('workflow', diagnostics);
 
   const served = loaded.filter((workflow) => hasTrigger(workflow, kinds));
   const skipped = loaded.filter((workflow) => !hasTrigger(workflow, kinds));
@@ -85,7 +76,27 @@ function hasTrigger(workflow: Workflow, kinds: TriggerKind[]): boolean {
   return (kinds.includes('watch') && workflow.on.watch !== undefined) || (kinds.includes('schedule') && workflow.on.schedule.length > 0);
 }
 
-async function listWorkflowFiles(folder: string): Promise<string[]> {
+/**
+ * Loads workflow files, reporting every problem in every file at once
+ * (RunnerError, exit 2) instead of stopping at the first file.
+ */
+export async function loadWorkflowFiles(files: readonly string[], config: RunnerConfig, env?: Record<string, string | undefined>): Promise<Workflow[]> {
+  const diagnostics: Diagnostic[] = [];
+  const loaded: Workflow[] = [];
+  for (const file of files) {
+    try {
+      loaded.push(await loadWorkflow(file, config, { env }));
+    } catch (error) {
+      if (!(error instanceof RunnerError)) throw error;
+      diagnostics.push(...(error.diagnostics.length > 0 ? error.diagnostics : [{ message: error.message, location: error.location, hint: error.hint }]));
+    }
+  }
+  throwOnDiagnostics('workflow', diagnostics);
+  return loaded;
+}
+
+/** The `*.yaml` and `*.yml` files of a folder, sorted; none when it does not exist. */
+export async function listWorkflowFiles(folder: string): Promise<string[]> {
   try {
     const names = await readdir(folder);
     return names.filter((name) => /\.ya?ml$/.test(name)).sort().map((name) => join(folder, name));

@@ -1,4 +1,5 @@
 import type { RunStatus } from '../artifacts/run-record.js';
+import type { Drift } from '../lock/types.js';
 import type { FileEvent } from './file-settle.js';
 
 /** `trigger` of a run started by a watched file (run.json, `${{ trigger.* }}`). */
@@ -59,6 +60,10 @@ export type ServiceEvent =
       reason: string;
     }
   | { type: 'warning'; workflow?: string; message: string }
+  /** The workflow's tools differ from runner.lock (reported once per distinct diff); with `stops`, its runs do not start. */
+  | { type: 'lock-drift'; workflow: string; file: string; stops: boolean; drifts: Drift[]; diff: string }
+  /** A firing whose run did not start (the lock stopped it); the drift itself is reported once, by `lock-drift`. */
+  | { type: 'run-refused'; workflow: string; runId: string; reason: string }
   | { type: 'stopping'; reason: string; inFlight: number; graceMs: number; dropped: number }
   | { type: 'cancelling'; runs: string[] }
   | { type: 'stopped'; cancelled: number };

@@ -6,6 +6,7 @@ import { createRunId } from '../artifacts/run-id.js';
 import type { RunRecord } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
+import { findLockDrift, formatDrift, lockFilePath, type LockCheck } from '../lock/index.js';
 import { summaryLine } from '../report/progress.js';
 import { maskSecrets } from '../secrets.js';
 import { formatMs } from '../config/durations.js';
@@ -82,6 +83,8 @@ export class TriggerService implements TriggerHost {
   private readonly seen: SeenStore;
   /** Queue mode: where firings go so that one process of the cluster acts on each. */
   private handoff: FiringHandoff | undefined;
+  /** The lock problem last reported per workflow: reported again only when it changes. */
+  private readonly lockReports = new Map<string, string>();
 
   constructor(private readonly options: TriggerServiceOptions) {
     this.clock = options.clock ?? systemClock;
@@ -231,7 +234,9 @@ export class TriggerService implements TriggerHost {
   ): Promise<void> {
     let record: RunRecord | undefined;
     try {
-      record = await executeRun({
+      // A run the lock stops never starts: no record, and the trigger's bookkeeping goes on as for a run that could not run.
+      if (await this.stoppedByLock(workflow, signal)) this.emit({ type: 'run-refused', workflow: workflow.name, runId, reason: `its tools differ from ${lockFilePath(this.options.config)}` });
+      else record = await executeRun({
         store: this.store,
         owner: this.owner,
         resume,
@@ -272,6 +277,34 @@ export class TriggerService implements TriggerHost {
       summary: summaryLine(record, (text) => maskSecrets(text, this.options.config.secretValues)),
       ...(movedTo !== undefined && { movedTo }),
     });
+  }
+
+  /**
+   * Checks the workflow's tools against runner.lock before a run (the lock is
+   * read each time, so `runner lock --update` takes effect at the next
+   * firing). Drift is reported once, when it appears or changes, not at every
+   * firing it stops.
+   */
+  private async stoppedByLock(workflow: Workflow, signal: AbortSignal): Promise<boolean> {
+    let check: LockCheck | undefined;
+    try {
+      check = await findLockDrift({ config: this.options.config, workflows: [workflow], apps: this.apps, signal });
+    } catch (error) {
+      this.reportLockOnce(workflow.name, messageOf(error), () => this.emit({ type: 'warning', workflow: workflow.name, message: `${messageOf(error)}; its runs are stopped until it is fixed` }));
+      return true;
+    }
+    const drifts = check?.drifts ?? [];
+    const stops = drifts.some((drift) => drift.stops);
+    const diff = drifts.length > 0 ? formatDrift(drifts) : '';
+    this.reportLockOnce(workflow.name, diff, () => this.emit({ type: 'lock-drift', workflow: workflow.name, file: check!.file, stops, drifts, diff }));
+    return stops;
+  }
+
+  private reportLockOnce(workflow: string, report: string, emit: () => void): void {
+    if (report === (this.lockReports.get(workflow) ?? '')) return;
+    if (report) this.lockReports.set(workflow, report);
+    else this.lockReports.delete(workflow);
+    if (report) emit();
   }
 
   /** `retention:` of the config, applied to a workflow's history after each of its runs. */

@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../src/check/audit.js';
 import { createWorkspace, imageApp, repoRoot, runCli, sheetApp } from '../helpers/workspace.js';
 
+const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
 const SECRETS = { IMAGE_KEY: 'image-key-0123456789', NOTES_TOKEN: 'notes-token-abcdefgh' };
 
 /** The demo's apps and policy, with a secret passed to the image app and one to an HTTP app that no workflow uses. */
@@ -137,5 +138,37 @@ describe('runner check', () => {
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(/broken\.yaml:5:\d+/);
     expect(invalid.stdout).toBe('');
+  });
+
+  it('reports what changed since runner.lock, worst first, and exits 1 on a change that would stop a run', async () => {
+    const workspace = createWorkspace('');
+    const tools = (readOnly: boolean) => ({
+      tools: [
+        { name: 'write', description: 'Writes a note', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, annotations: { readOnlyHint: readOnly, openWorldHint: false } },
+      ],
+    });
+    const toolsFile = workspace.write('tools.json', JSON.stringify(tools(true)));
+    workspace.write(
+      'runner.config.yaml',
+      `artifacts: artifacts\napps:\n  notes: { command: node, args: [${JSON.stringify(shiftingApp)}, ${JSON.stringify(toolsFile)}, ${JSON.stringify(join(workspace.dir, 'calls.log'))}] }\n`,
+    );
+    const file = workspace.write('workflows/notes.yaml', 'name: notes\nsteps:\n  - id: write\n    uses: notes.write\n    with: { text: hi }\n');
+
+    const unlocked = await runCli(['check', file], { cwd: workspace.dir });
+    expect(unlocked.stdout).toContain('lock: no runner.lock, so nothing is pinned');
+    expect(unlocked.code).toBe(0);
+    expect((await runCli(['lock'], { cwd: workspace.dir })).code).toBe(0);
+    const clean = JSON.parse((await runCli(['check', file, '--json'], { cwd: workspace.dir })).stdout) as CheckReport;
+    expect(clean.lock).toEqual({ file: join(workspace.dir, 'runner.lock'), present: true, drifts: [] });
+
+    writeFileSync(toolsFile, JSON.stringify(tools(false)));
+    const drifted = await runCli(['check', file, '--json'], { cwd: workspace.dir });
+    expect(drifted.code).toBe(1);
+    const report = JSON.parse(drifted.stdout) as CheckReport;
+    expect(report.ok).toBe(false);
+    expect(report.lock.drifts[0]).toMatchObject({ app: 'notes', tool: 'write', severity: 'less-safe', stops: true });
+    const text = await runCli(['check', file], { cwd: workspace.dir });
+    expect(text.stdout).toMatch(/lock: the tools changed since runner\.lock was written; a run would stop before its first call:\n  notes\.write\n    less safe: readOnlyHint true → false/);
+    expect(existsSync(join(workspace.dir, 'calls.log'))).toBe(false);
   });
 });

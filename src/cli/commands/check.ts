@@ -3,6 +3,7 @@ import { AppRegistry } from '../../apps/registry.js';
 import { auditWorkflows, type CheckedStep, type CheckReport } from '../../check/audit.js';
 import type { AppSecretFlow, SecretFlows } from '../../check/secret-flows.js';
 import { loadConfig, showPath } from '../../config/load.js';
+import { formatDrift } from '../../lock/index.js';
 import { ExitCode, formatLocation, RunnerError, throwOnDiagnostics, type Diagnostic } from '../../errors.js';
 import { maskSecretsDeep } from '../../secrets.js';
 import { loadWorkflow } from '../../workflow/load.js';
@@ -11,10 +12,11 @@ import type { CliIO, GlobalOptions } from '../io.js';
 import { reportWarnings } from '../report-error.js';
 
 /**
- * `runner check WORKFLOW... [--json]`: what each step would be allowed to do
- * and where each secret can go, before anything runs. Exit 0 clean, 1 when a
- * step would be refused or could not be audited, 2 for a broken config or
- * workflow (nothing is connected then).
+ * `runner check WORKFLOW... [--json]`: what each step would be allowed to do,
+ * where each secret can go, and what changed since runner.lock, before
+ * anything runs. Exit 0 clean, 1 when a step would be refused or could not be
+ * audited or a tool changed since the lock, 2 for a broken config or workflow
+ * (nothing is connected then).
  */
 export async function checkCommand(files: string[], options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
@@ -60,10 +62,23 @@ function formatReport(report: CheckReport, cwd: string): string {
   lines.push('');
   lines.push(`destructive steps: ${report.destructive.join(', ') || 'none'}`);
   lines.push(`open-world steps: ${report.openWorld.join(', ') || 'none'}`);
+  lines.push(...describeLock(report.lock, cwd));
   if (report.denied.length > 0) lines.push(`would be refused: ${report.denied.join(', ')}`);
   if (report.problems.length > 0) lines.push(`could not be checked: ${report.problems.join(', ')}`);
-  lines.push(report.ok ? 'ok: every step would be allowed or asked' : 'not ok: see above (exit 1)');
+  lines.push(report.ok ? 'ok: every step would be allowed or asked, and nothing changed since the lock' : 'not ok: see above (exit 1)');
   return lines.join('\n') + '\n';
+}
+
+function describeLock(lock: CheckReport['lock'], cwd: string): string[] {
+  const file = showPath(lock.file, cwd);
+  if (!lock.present) return [`lock: no ${file}, so nothing is pinned (\`runner lock\` writes it)`];
+  if (lock.drifts.length === 0) return [`lock: the tools match ${file}`];
+  const stopping = lock.drifts.some((drift) => drift.stops);
+  return [
+    `lock: the tools changed since ${file} was written${stopping ? '; a run would stop before its first call' : ''}:`,
+    ...formatDrift(lock.drifts).trimEnd().split('\n').map((line) => `  ${line}`),
+    stopping ? '  review the changes; `runner lock --update` accepts them' : '',
+  ].filter(Boolean);
 }
 
 function describeStep(step: CheckedStep): string {

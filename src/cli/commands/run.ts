@@ -1,7 +1,7 @@
 import { CallAbortReason } from '../../apps/call-error.js';
 import { killAllTracked } from '../../apps/child-reaper.js';
 import { AppRegistry } from '../../apps/registry.js';
-import { ExitCode } from '../../errors.js';
+import { ExitCode, type Diagnostic } from '../../errors.js';
 import { createProgressReporter } from '../../report/progress.js';
 import { formatPlan } from '../../report/plan.js';
 import { loadRun, runOnce } from '../../runner.js';
@@ -58,7 +58,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
 /** What a run started from the terminal is given: a signal for Ctrl-C, and listeners for progress. */
 export interface TerminalHooks {
   signal: AbortSignal;
-  onLoaded: (loaded: { config: RunnerConfig; workflow?: Workflow }) => void;
+  onLoaded: (loaded: { config: RunnerConfig; workflow?: Workflow; warnings?: Diagnostic[] }) => void;
   onEvent: (event: RunEvent) => void;
 }
 
@@ -95,8 +95,9 @@ export async function executeInTerminal(
     let secretValues: readonly string[] = [];
     const record = await start({
       signal: controller.signal,
-      onLoaded: ({ config, workflow }) => {
+      onLoaded: ({ config, workflow, warnings }) => {
         if (!options.warned) reportWarnings([...config.warnings, ...(workflow?.warnings ?? [])], io.stderr);
+        reportWarnings(warnings ?? [], io.stderr);
         const prompts = interactive ? createTerminalPrompts(io, config.secretValues) : undefined;
         if (prompts) Object.assign(policy, { approver: prompts.approver, prompter: prompts.prompter });
         reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues, paused: prompts?.isPrompting });

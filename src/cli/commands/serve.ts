@@ -127,6 +127,13 @@ function createReporter(io: CliIO, json: boolean, secretValues: readonly string[
       case 'warning':
         line(`⚠ ${event.workflow ? `${event.workflow}: ` : ''}${event.message}`);
         break;
+      case 'lock-drift':
+        line(
+          event.stops
+            ? `✖ ${event.workflow}: its tools changed since ${show(event.file)} was written; its runs do not start until \`runner lock --update\` accepts the changes (reported once):\n${event.diff}`
+            : `⚠ ${event.workflow}: ${show(event.file)}: changes that stop nothing:\n${event.diff}`,
+        );
+        break;
       case 'stopping':
         line(
           `${event.reason}: stopped triggering` +
@@ -139,6 +146,9 @@ function createReporter(io: CliIO, json: boolean, secretValues: readonly string[
         break;
       case 'stopped':
         line(event.cancelled > 0 ? `stopped; ${event.cancelled} run${event.cancelled === 1 ? ' was' : 's were'} cancelled` : 'stopped');
+        break;
+      case 'run-refused':
+        line(`■ ${event.workflow}: run ${event.runId} not started: ${event.reason}`);
         break;
       case 'run-started':
         break; // the trigger line already names the run
@@ -154,7 +164,7 @@ function maskEvent(event: ServiceEvent, secretValues: readonly string[]): Servic
   if (secretValues.length === 0) return event;
   const mask = (text: string) => maskSecrets(text, secretValues);
   const masked = { ...event } as Record<string, unknown>;
-  for (const key of ['message', 'reason', 'path']) if (typeof masked[key] === 'string') masked[key] = mask(masked[key] as string);
+  for (const key of ['message', 'reason', 'path', 'diff']) if (typeof masked[key] === 'string') masked[key] = mask(masked[key] as string);
   if ('trigger' in event && event.trigger.type === 'watch') {
     masked.trigger = { ...event.trigger, path: mask(event.trigger.path), source: mask(event.trigger.source) };
   }

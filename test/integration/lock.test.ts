@@ -1,0 +1,198 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startServe, type Event } from '../helpers/serve.js';
+import { createWorkspace, repoRoot, runCli, type Workspace } from '../helpers/workspace.js';
+
+const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
+
+interface FixtureTool {
+  name: string;
+  description: string;
+  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  annotations?: Record<string, unknown>;
+}
+
+const READ: FixtureTool = {
+  name: 'read',
+  description: 'Reads a note',
+  inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+const WRITE: FixtureTool = {
+  name: 'write',
+  description: 'Writes a note',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+};
+const UNUSED: FixtureTool = { name: 'unused', description: 'No workflow calls this', inputSchema: { type: 'object', properties: {} } };
+
+const WORKFLOW = [
+  'name: notes',
+  'steps:',
+  '  - id: read',
+  '    uses: notes.read',
+  '    with: { id: "a" }',
+  '  - id: write',
+  '    uses: notes.write',
+  '    with: { text: "${{ steps.read.text }}" }',
+  '',
+].join('\n');
+
+/** A workspace whose app `notes` lists the tools of tools.json (rewritten by setTools) and logs its calls to calls.log. */
+function lockWorkspace(): Workspace & { setTools(tools: FixtureTool[], server?: { name: string; version: string }): void; calls(): string[] } {
+  const ws = createWorkspace('');
+  const toolsFile = join(ws.dir, 'tools.json');
+  const callsFile = join(ws.dir, 'calls.log');
+  ws.write(
+    'runner.config.yaml',
+    [
+      'artifacts: artifacts',
+      'apps:',
+      `  notes: { command: node, args: [${JSON.stringify(shiftingApp)}, ${JSON.stringify(toolsFile)}, ${JSON.stringify(callsFile)}] }`,
+      'policy: { read-only: allow, destructive: allow, other: allow, open-world: allow }',
+      '',
+    ].join('\n'),
+  );
+  ws.write('workflows/notes.yaml', WORKFLOW);
+  const setTools = (tools: FixtureTool[], server?: { name: string; version: string }) => writeFileSync(toolsFile, JSON.stringify({ tools, server }));
+  setTools([READ, WRITE, UNUSED]);
+  const calls = () => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]!) : []);
+  return { ...ws, setTools, calls };
+}
+
+const runRecords = async (ws: Workspace) => JSON.parse((await runCli(['runs', '--json'], { cwd: ws.dir })).stdout) as unknown[];
+const run = (ws: Workspace) => runCli(['run', 'workflows/notes.yaml'], { cwd: ws.dir });
+const lock = (ws: Workspace, ...args: string[]) => runCli(['lock', ...args], { cwd: ws.dir });
+
+// Each test runs the CLI several times, each spawning the fixture app: slow on a loaded machine.
+describe('runner.lock', { timeout: 120_000 }, () => {
+  it('without a lockfile nothing is checked; runner lock writes one, sorted, of the tools the workflows call', async () => {
+    const ws = lockWorkspace();
+    ws.setTools([READ, { ...WRITE, description: 'Writes a note, differently' }, UNUSED]);
+    expect((await run(ws)).code).toBe(0);
+    expect(ws.calls()).toEqual(['read', 'write']);
+
+    const first = await lock(ws);
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toBe('wrote runner.lock: 2 tools of 1 app\n');
+    expect(first.code).toBe(0);
+    const locked = JSON.parse(readFileSync(join(ws.dir, 'runner.lock'), 'utf8'));
+    expect(locked.version).toBe(1);
+    expect(Object.keys(locked.apps.notes.tools)).toEqual(['read', 'write']);
+    expect(locked.apps.notes.tools.write).toMatchObject({ description: 'Writes a note, differently', hash: expect.stringMatching(/^sha256:/) });
+    expect(locked.apps.notes.server).toEqual({ name: 'shifting', version: '1.0.0' });
+
+    const again = await lock(ws);
+    expect([again.code, again.stdout]).toEqual([0, 'runner.lock is up to date: 2 tools of 1 app\n']);
+  });
+
+  it.each([
+    ['a description rewritten', (tools: FixtureTool[]) => [tools[0]!, { ...tools[1]!, description: 'Writes a note and mails it to everyone' }, tools[2]!], 'notes.write\n  description changed\n    was: "Writes a note"\n    now: "Writes a note and mails it to everyone"\n'],
+    [
+      'a new required argument',
+      (tools: FixtureTool[]) => [tools[0]!, { ...tools[1]!, inputSchema: { type: 'object' as const, properties: { text: { type: 'string' }, to: { type: 'string' } }, required: ['text', 'to'] } }, tools[2]!],
+      'notes.write\n  new required argument `to`\n    now: {"type":"string"}\n',
+    ],
+    ['readOnlyHint true → false', (tools: FixtureTool[]) => [{ ...tools[0]!, annotations: { readOnlyHint: false, openWorldHint: false } }, tools[1]!, tools[2]!], 'notes.read\n  less safe: readOnlyHint true → false (so now destructive, not idempotent)\n'],
+  ])('%s stops the run before any call with the diff (exit 2); runner lock --update lets the next run go', async (_name, change, diff) => {
+    const ws = lockWorkspace();
+    expect((await lock(ws)).code).toBe(0);
+    const before = readFileSync(join(ws.dir, 'runner.lock'), 'utf8');
+    ws.setTools(change([READ, WRITE, UNUSED]));
+
+    const stopped = await run(ws);
+    expect(stopped.code).toBe(2);
+    expect(stopped.stderr).toContain(diff);
+    expect(stopped.stderr).toMatch(/changed since .*runner\.lock was written: one change stops the run; nothing was sent/);
+    expect(stopped.stderr).toContain('runner lock --update');
+    expect(ws.calls()).toEqual([]);
+    expect(await runRecords(ws)).toEqual([]); // no run was recorded
+
+    // Without --update the lock is not changed.
+    const refused = await lock(ws);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(diff);
+    expect(readFileSync(join(ws.dir, 'runner.lock'), 'utf8')).toBe(before);
+
+    // The workflow passes a newly required argument once someone has looked at it.
+    if (diff.includes('new required argument')) ws.write('workflows/notes.yaml', WORKFLOW.replace('text: "${{ steps.read.text }}"', 'text: "${{ steps.read.text }}", to: "ops"'));
+    const updated = await lock(ws, '--update');
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).toContain(diff);
+    expect(updated.stdout).toMatch(/updated runner\.lock: 2 tools of 1 app\n$/);
+    expect((await run(ws)).code).toBe(0);
+    expect(ws.calls()).toEqual(['read', 'write']);
+  });
+
+  it('shows every change worst first: less safe, new required argument, description, new optional argument', async () => {
+    const ws = lockWorkspace();
+    expect((await lock(ws)).code).toBe(0);
+    ws.setTools([
+      { ...WRITE, description: 'Writes and mails', inputSchema: { type: 'object', properties: { text: { type: 'string' }, to: { type: 'string' }, cc: { type: 'string' } }, required: ['text', 'to'] } },
+      { ...READ, annotations: { readOnlyHint: false, openWorldHint: false } },
+      UNUSED,
+    ]);
+    const stopped = await run(ws);
+    expect(stopped.code).toBe(2);
+    const order = ['notes.read', 'less safe: readOnlyHint true → false', 'notes.write', 'new required argument `to`', 'description changed', 'new optional argument `cc`'];
+    const at = order.map((text) => stopped.stderr.indexOf(text));
+    expect(at.every((index) => index >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    expect(stopped.stderr).toMatch(/4 changes stop the run/);
+  });
+
+  it('a change in a tool no workflow calls does not stop the run; a new server version is a warning', async () => {
+    const ws = lockWorkspace();
+    expect((await lock(ws)).code).toBe(0);
+    ws.setTools([READ, WRITE, { ...UNUSED, description: 'Deletes everything', annotations: { destructiveHint: true } }]);
+    const result = await run(ws);
+    expect([result.code, result.stderr]).toEqual([0, expect.not.stringContaining('runner.lock')]);
+    expect(ws.calls()).toEqual(['read', 'write']);
+
+    ws.setTools([READ, WRITE, UNUSED], { name: 'shifting', version: '1.1.0' });
+    const bumped = await run(ws);
+    expect(bumped.code).toBe(0);
+    expect(bumped.stderr).toContain('warning: runner.lock: notes: server version changed: "1.0.0" → "1.1.0"');
+    expect(ws.calls()).toEqual(['read', 'write', 'read', 'write']);
+  });
+
+  it('a hand-edited lock is refused with file:line:col', async () => {
+    const ws = lockWorkspace();
+    expect((await lock(ws)).code).toBe(0);
+    const file = join(ws.dir, 'runner.lock');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"Writes a note"', '"Writes a note, trust me"'));
+    const result = await run(ws);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/runner\.lock:\d+:\d+: the hash of tool `notes\.write` does not match its fields/);
+    expect(ws.calls()).toEqual([]);
+  });
+
+  it('runner watch reports drift once across firings, starts no run, and runs again after runner lock --update', async () => {
+    const ws = lockWorkspace();
+    ws.write('workflows/notes.yaml', WORKFLOW.replace('steps:', 'on:\n  watch:\n    paths: ["inbox/*.txt"]\n    debounce: 50ms\nsteps:'));
+    ws.write('inbox/.keep', '');
+    expect((await lock(ws)).code).toBe(0);
+    ws.setTools([{ ...READ, annotations: { readOnlyHint: false, openWorldHint: false } }, WRITE, UNUSED]);
+    const serve = startServe(ws, ['watch']);
+    const ofType = (events: Event[], type: string) => events.filter((event) => event.type === type);
+    await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
+
+    ws.write('inbox/one.txt', 'one\n');
+    await serve.until((events) => ofType(events, 'run-refused').length === 1, 'the first firing refused');
+    ws.write('inbox/two.txt', 'two\n');
+    await serve.until((events) => ofType(events, 'run-refused').length === 2, 'the second firing refused');
+    expect(ofType(serve.events, 'lock-drift')).toHaveLength(1);
+    expect(ofType(serve.events, 'lock-drift')[0]).toMatchObject({ workflow: 'notes', stops: true, drifts: [{ tool: 'read', severity: 'less-safe' }] });
+    expect(serve.stderr().match(/less safe: readOnlyHint true → false/g)).toHaveLength(1);
+    expect(ws.calls()).toEqual([]);
+
+    expect((await lock(ws, '--update')).code).toBe(0);
+    ws.write('inbox/three.txt', 'three\n');
+    await serve.until((events) => ofType(events, 'run-finished').length === 1, 'a run after the update');
+    expect(await serve.stop('SIGTERM')).toBe(0);
+    expect(ofType(serve.events, 'run-finished')[0]).toMatchObject({ status: 'succeeded' });
+    expect(ofType(serve.events, 'lock-drift')).toHaveLength(1);
+    expect(ws.calls()).toEqual(['read', 'write']);
+  });
+});
