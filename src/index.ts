@@ -14,3 +14,16 @@ export type { RunStore, RunSummary, RunFilter, StoredRun } from './store/run-sto
 export { selectRunsToPrune, deleteRuns, type PruneOptions } from './store/prune.js';
 export { writeRunReport, REPORT_FILE } from './report/html/write-report.js';
 export { RunnerError, ExitCode, exitCodeFor, formatDiagnostic, type Diagnostic, type RunnerErrorCode } from './errors.js';
+export {
+  readLockFile,
+  lockFilePath,
+  usedTools,
+  lockEntriesFor,
+  compareWithLock,
+  formatDrift,
+  findLockDrift,
+  type Drift,
+  type DriftSeverity,
+  type LockFile,
+  type LockCheck,
+} from './lock/index.js';

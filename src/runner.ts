@@ -13,7 +13,7 @@ import { currentOwner } from './store/run-owner.js';
 import type { StoredRun } from './store/run-store.js';
 import { takeOverRun } from './store/take-over.js';
 import { RunnerError, type Diagnostic } from './errors.js';
-import { assertNoLockDrift, driftWarning } from './lock/index.js';
+import { assertNoLockDrift, createToolCheck, driftWarning } from './lock/index.js';
 import { readInputsFile, readValueFiles, resolveInputs } from './workflow/inputs.js';
 import { loadWorkflow } from './workflow/load.js';
 import type { Workflow } from './workflow/types.js';
@@ -64,9 +64,10 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
     const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
     try {
       // With a runner.lock, every app the run uses is connected and its tools compared before the first call.
-      const drifts = await assertNoLockDrift({ config, workflows: [workflow], apps, signal: options.signal });
-      options.onLoaded?.({ config, workflow, warnings: drifts.map(driftWarning) });
+      const lock = await assertNoLockDrift({ config, workflows: [workflow], apps, signal: options.signal });
+      options.onLoaded?.({ config, workflow, warnings: lock?.drifts.map(driftWarning) });
       return await executeRun({
+        checkTool: lock && createToolCheck(lock.lock),
         workflow,
         config,
         apps,

@@ -7,11 +7,12 @@ import { lockEntriesFor, usedTools } from './entries.js';
 import { formatDrift, showValue } from './format.js';
 import { reachedApps, readLiveApps } from './live-apps.js';
 import { lockFilePath, readLockFile } from './lock-file.js';
-import type { Drift } from './types.js';
+import type { Drift, LockFile } from './types.js';
 
 /** What a check against the lock found: every drift, and the lockfile compared with. */
 export interface LockCheck {
   file: string;
+  lock: LockFile;
   drifts: Drift[];
 }
 
@@ -27,19 +28,19 @@ export async function findLockDrift(options: { config: RunnerConfig; workflows: 
   if (!lock) return undefined;
   const used = usedTools(options.workflows);
   const live = reachedApps(await readLiveApps(options.apps, used.keys(), options.signal));
-  return { file, drifts: compareWithLock(lock, lockEntriesFor(used, live), used) };
+  return { file, lock, drifts: compareWithLock(lock, lockEntriesFor(used, live), used) };
 }
 
 /**
  * The check a run makes before its first call: throws a `lock-drift`
- * RunnerError (exit 2) with the diff when any drift stops it; resolves with
- * the drifts that do not (a new server version), for a warning.
+ * RunnerError (exit 2) with the diff when any drift stops it; else resolves
+ * with the check, whose drifts stop nothing (a new server version: a
+ * warning). Undefined when there is no lockfile.
  */
-export async function assertNoLockDrift(options: Parameters<typeof findLockDrift>[0]): Promise<Drift[]> {
+export async function assertNoLockDrift(options: Parameters<typeof findLockDrift>[0]): Promise<LockCheck | undefined> {
   const check = await findLockDrift(options);
-  if (!check) return [];
-  if (check.drifts.some((drift) => drift.stops)) throw lockDriftError(check);
-  return check.drifts;
+  if (check?.drifts.some((drift) => drift.stops)) throw lockDriftError(check);
+  return check;
 }
 
 /** The error a run stops with: the diff worst first, and how to accept it. */

@@ -8,3 +8,4 @@ export { LOCK_FILE_NAME, lockFilePath, readLockFile, serializeLock, writeLockFil
 export { readLiveApps, reachedApps } from './live-apps.js';
 export { assertNoLockDrift, driftWarning, findLockDrift, lockDriftError, type LockCheck } from './check.js';
 export { planLock, type LockPlan } from './plan-lock.js';
+export { createToolCheck, type ToolCheck } from './guard.js';

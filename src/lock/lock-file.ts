@@ -24,7 +24,7 @@ export function writeLockFile(file: string, lock: LockFile): void {
   writeFileAtomic(file, serializeLock(lock));
 }
 
-const HINT = 'write it again with `runner lock --update` (and review the diff before committing it)';
+const HINT = 'fix it, or delete it and run `runner lock` to write it again (then review its diff before committing it)';
 
 /**
  * Reads a lockfile; undefined when there is none (then nothing is checked).

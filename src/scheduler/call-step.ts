@@ -53,6 +53,8 @@ export interface CallEnvironment {
   journal?: CallJournal;
   /** Where app calls are executed; absent: in this process. */
   dispatch?: CallDispatcher;
+  /** With a runner.lock: what changed in a tool since it was locked (undefined: nothing); a changed tool is not called. */
+  checkTool?: (app: string, tool: Tool) => string | undefined;
   /** The run and workflow a job belongs to, for the queue's job data. */
   runId?: string;
   workflowName?: string;
@@ -99,6 +101,10 @@ export async function runCall(
     // bounds the same wait from the app's side. What is left of it after reaching is the first attempt's budget.
     const reachStarted = clock.now();
     const { connection, tool } = await reachTool(step, timeoutMs, env);
+    const changed = connection && env.checkTool?.(step.app, tool);
+    if (changed) {
+      throw new CallError('policy', `${step.uses} changed since runner.lock was written (${changed}); it was not called`, { outcome: 'not-sent' });
+    }
     const reachMs = clock.now() - reachStarted;
     const hints = readToolHints(tool);
 

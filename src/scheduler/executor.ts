@@ -63,6 +63,8 @@ export interface ExecuteRunOptions {
   onEvent?: (event: RunEvent) => void;
   /** Where app calls are executed (queue mode); default: in this process. */
   dispatch?: CallDispatcher;
+  /** With a runner.lock: what changed in a tool since it was locked, checked before each call is sent. */
+  checkTool?: CallEnvironment['checkTool'];
   /** Called once the run folder exists, before any step runs. */
   onRunDir?: (dir: string) => void;
   /** Told about a problem that fails nothing (report.html could not be written). Default: a `warning:` line on stderr. */
@@ -180,6 +182,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     changed,
     journal: recorder,
     ...(dispatch && { dispatch }),
+    ...(options.checkTool && { checkTool: options.checkTool }),
     runId: id,
     workflowName: workflow.name,
   };

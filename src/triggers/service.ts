@@ -6,7 +6,7 @@ import { createRunId } from '../artifacts/run-id.js';
 import type { RunRecord } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
-import { findLockDrift, formatDrift, lockFilePath, type LockCheck } from '../lock/index.js';
+import { createToolCheck, findLockDrift, formatDrift, lockFilePath, type LockCheck, type ToolCheck } from '../lock/index.js';
 import { summaryLine } from '../report/progress.js';
 import { maskSecrets } from '../secrets.js';
 import { formatMs } from '../config/durations.js';
@@ -235,8 +235,10 @@ export class TriggerService implements TriggerHost {
     let record: RunRecord | undefined;
     try {
       // A run the lock stops never starts: no record, and the trigger's bookkeeping goes on as for a run that could not run.
-      if (await this.stoppedByLock(workflow, signal)) this.emit({ type: 'run-refused', workflow: workflow.name, runId, reason: `its tools differ from ${lockFilePath(this.options.config)}` });
+      const lock = await this.checkLock(workflow, signal);
+      if (lock.stops) this.emit({ type: 'run-refused', workflow: workflow.name, runId, reason: `its tools differ from ${lockFilePath(this.options.config)}` });
       else record = await executeRun({
+        checkTool: lock.checkTool,
         store: this.store,
         owner: this.owner,
         resume,
@@ -285,19 +287,19 @@ export class TriggerService implements TriggerHost {
    * firing). Drift is reported once, when it appears or changes, not at every
    * firing it stops.
    */
-  private async stoppedByLock(workflow: Workflow, signal: AbortSignal): Promise<boolean> {
+  private async checkLock(workflow: Workflow, signal: AbortSignal): Promise<{ stops: boolean; checkTool?: ToolCheck }> {
     let check: LockCheck | undefined;
     try {
       check = await findLockDrift({ config: this.options.config, workflows: [workflow], apps: this.apps, signal });
     } catch (error) {
       this.reportLockOnce(workflow.name, messageOf(error), () => this.emit({ type: 'warning', workflow: workflow.name, message: `${messageOf(error)}; its runs are stopped until it is fixed` }));
-      return true;
+      return { stops: true };
     }
     const drifts = check?.drifts ?? [];
     const stops = drifts.some((drift) => drift.stops);
     const diff = drifts.length > 0 ? formatDrift(drifts) : '';
     this.reportLockOnce(workflow.name, diff, () => this.emit({ type: 'lock-drift', workflow: workflow.name, file: check!.file, stops, drifts, diff }));
-    return stops;
+    return { stops, checkTool: check && createToolCheck(check.lock) };
   }
 
   private reportLockOnce(workflow: string, report: string, emit: () => void): void {

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServe, type Event } from '../helpers/serve.js';
@@ -157,6 +158,20 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(ws.calls()).toEqual(['read', 'write', 'read', 'write']);
   });
 
+  it('a tool that changes mid-run (tools/list_changed) is not called', async () => {
+    const ws = lockWorkspace();
+    expect((await lock(ws)).code).toBe(0);
+    const config = join(ws.dir, 'runner.config.yaml');
+    const next = ws.write('next.json', JSON.stringify({ tools: [READ, { ...WRITE, annotations: { readOnlyHint: false, openWorldHint: false } }, UNUSED] }));
+    writeFileSync(config, readFileSync(config, 'utf8').replace('calls.log"]', `calls.log", ${JSON.stringify(next)}]`));
+    const result = await runCli(['run', 'workflows/notes.yaml', '--json'], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    const record = JSON.parse(result.stdout);
+    expect(record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed']);
+    expect(record.steps[1].error).toMatchObject({ kind: 'policy', message: expect.stringMatching(/notes\.write changed since runner\.lock was written \(less safe: destructiveHint false → absent \(true\)\); it was not called/) });
+    expect(ws.calls()).toEqual(['read']);
+  });
+
   it('a hand-edited lock is refused with file:line:col', async () => {
     const ws = lockWorkspace();
     expect((await lock(ws)).code).toBe(0);
@@ -194,5 +209,17 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(ofType(serve.events, 'run-finished')[0]).toMatchObject({ status: 'succeeded' });
     expect(ofType(serve.events, 'lock-drift')).toHaveLength(1);
     expect(ws.calls()).toEqual(['read', 'write']);
+  });
+
+  it("the repository's runner.lock matches the demo apps", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runner-demo-lock-'));
+    for (const name of ['runner.config.yaml', 'runner.lock', 'workflows']) cpSync(join(repoRoot, name), join(dir, name), { recursive: true });
+    symlinkSync(join(repoRoot, 'examples'), join(dir, 'examples'));
+    // Every workflow but the one whose app is served over HTTP (started by hand): their entries are compared, the rest kept.
+    const local = readdirSync(join(dir, 'workflows')).filter((name) => name !== 'quote-over-http.yaml').map((name) => join('workflows', name));
+    const result = await runCli(['lock', ...local], { cwd: dir });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('runner.lock is up to date: 14 tools of 3 apps\n');
+    expect(result.code).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { RunnerError } from '../../src/errors.js';
 import {
   canonicalJson,
   compareWithLock,
+  createToolCheck,
   formatDrift,
   hashPinnedFields,
   lockEntriesFor,
@@ -151,5 +152,17 @@ describe('mergeLock', () => {
     expect(merged.apps.notes!.tools.write).toEqual(base.apps.notes!.tools.write);
     expect(merged.apps.notes!.tools.read!.description).toBe('new');
     expect(usedTools([{ steps: [{ app: 'runner', tool: 'save' }, { app: 'a', tool: 'x' }] as never }])).toEqual(new Map([['a', new Set(['x'])]]));
+  });
+});
+
+describe('createToolCheck', () => {
+  it('passes a tool as locked, hashing each definition once; says what changed in another', () => {
+    const check = createToolCheck(lockOf([write, read]));
+    const listed = { ...write };
+    expect(check('notes', listed)).toBeUndefined();
+    listed.description = 'mutated after it was checked'; // the same object is not hashed again
+    expect(check('notes', listed)).toBeUndefined();
+    expect(check('notes', { ...read, annotations: { readOnlyHint: false } })).toBe('less safe: readOnlyHint true → false (so now destructive, not idempotent)');
+    expect(check('other', write)).toMatch(/^not in the lock/);
   });
 });

@@ -2,6 +2,9 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CONFIG_FILE_NAME } from '../../config/find-config.js';
 import { ExitCode, RunnerError } from '../../errors.js';
+import { LOCK_FILE_NAME, serializeLock } from '../../lock/lock-file.js';
+import { pinTool } from '../../lock/pin.js';
+import { LOCK_VERSION, type LockFile } from '../../lock/types.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 
 /**
@@ -57,14 +60,40 @@ steps:
 `;
 
 /**
- * `runner init`: writes a starter runner.config.yaml and workflow in the
- * current folder. Never overwrites: when either file exists, nothing is
- * written (exit 2, naming it).
+ * The starter lock: the one tool the starter workflow calls, as the pinned
+ * server version lists it. Known without starting the server (init never
+ * downloads anything); the getting-started test runs the starter workflow
+ * against this lock, so it cannot drift from the pinned version unseen.
+ */
+export function starterLock(): LockFile {
+  const echo = pinTool({
+    name: 'echo',
+    title: 'Echo Tool',
+    description: 'Echoes back the input string',
+    inputSchema: {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { message: { type: 'string', description: 'Message to echo' } },
+      required: ['message'],
+    },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  });
+  return {
+    version: LOCK_VERSION,
+    apps: { everything: { server: { name: 'mcp-servers/everything', version: '2.0.0' }, protocolVersion: '2025-11-25', tools: { echo } } },
+  };
+}
+
+/**
+ * `runner init`: writes a starter runner.config.yaml, workflow and
+ * runner.lock in the current folder. Never overwrites: when any of them
+ * exists, nothing is written (exit 2, naming it).
  */
 export async function initCommand(_options: GlobalOptions, io: CliIO): Promise<number> {
   const files: [string, string][] = [
     [CONFIG_FILE_NAME, STARTER_CONFIG],
     [STARTER_WORKFLOW, STARTER_WORKFLOW_TEXT],
+    [LOCK_FILE_NAME, serializeLock(starterLock())],
   ];
   for (const [name] of files) {
     if (await exists(join(io.cwd, name))) {
@@ -89,6 +118,8 @@ export async function initCommand(_options: GlobalOptions, io: CliIO): Promise<n
       '',
       'Then: `runner tools everything` lists its tools, `runner tools everything.echo` shows one,',
       'and `runner call everything.echo message=hi` calls it.',
+      'runner.lock pins the tools your workflows call: a run stops if one changes.',
+      'After adding a step, run `runner lock` to pin its tool too.',
       '',
     ].join('\n'),
   );
