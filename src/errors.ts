@@ -30,6 +30,7 @@ export type RunnerErrorCode =
   | 'interrupted' // SIGINT/SIGTERM
   | 'storage' // a file or the run store could not be written (disk full, read-only, name too long)
   | 'busy' // the run is held by another live process
+  | 'waiting' // the run still waits for an approval nobody gave (exit 1, like a waiting run)
   | 'internal';
 
 export interface RunnerErrorOptions {

@@ -80,11 +80,13 @@ export function allowRuleFor(qualifiedName: string): string {
 /**
  * What a user can do about a denial, from its reason: for an ask nobody could
  * answer, `--yes`, `--allow` or a rule; for a class that denies, a rule; for a
- * rule that denies, that rule. Undefined when a person refused at the prompt.
+ * rule that denies, that rule; for an approval that expired, `--yes` on resume.
+ * Undefined when a person refused (at the prompt, or with `runner deny`).
  */
 export function describeRemedy(qualifiedName: string, reason: string): string | undefined {
-  if (reason.endsWith('refused at the prompt')) return undefined;
+  if (reason.endsWith('refused at the prompt') || reason.includes('; denied by ')) return undefined;
   const rule = `add \`${allowRuleFor(qualifiedName)}\` under policy.rules in runner.config.yaml`;
+  if (reason.includes('; approval expired')) return `to allow it, resume with --yes or --allow ${qualifiedName}, or answer within \`policy.approval-timeout\` next time`;
   if (reason.endsWith('ask without a TTY')) return `to allow it, run with --yes or --allow ${qualifiedName}, or ${rule}`;
   if (reason.startsWith('rule ')) return `to allow it, change the rule \`${reason.slice('rule '.length)}\` in policy.rules (the first matching rule decides)`;
   return `to allow it, ${rule}`;

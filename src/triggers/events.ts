@@ -1,4 +1,4 @@
-import type { RunStatus } from '../artifacts/run-record.js';
+import type { ApprovalDecision, RunStatus } from '../artifacts/run-record.js';
 import type { FileEvent } from './file-settle.js';
 
 /** `trigger` of a run started by a watched file (run.json, `${{ trigger.* }}`). */
@@ -58,6 +58,8 @@ export type ServiceEvent =
       path?: string;
       reason: string;
     }
+  /** A waiting run's approvals were answered (or expired): serve continues it now. */
+  | { type: 'answered'; workflow: string; runId: string; steps: { id: string; decision: ApprovalDecision; by?: string; at?: string }[] }
   | { type: 'warning'; workflow?: string; message: string }
   | { type: 'stopping'; reason: string; inFlight: number; graceMs: number; dropped: number }
   | { type: 'cancelling'; runs: string[] }

@@ -23,7 +23,10 @@ import { CronTrigger } from './cron-trigger.js';
 import type { ServiceEvent, TriggerRecord } from './events.js';
 import { FileTrigger } from './file-trigger.js';
 import type { FiringHandoff } from './handoff.js';
-import { recoverLostTriggers, resumeInterruptedRuns, type RecoveryHost } from './recover.js';
+import { recoverLostTriggers, resumeInterruptedRuns, watchWaitingRuns, type RecoveryHost } from './recover.js';
+import { expireApprovals } from '../scheduler/answer-approval.js';
+import { takeOverRun } from '../store/take-over.js';
+import { RunnerError } from '../errors.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
 import { locksFolder, pruneOccurrenceLocks } from './occurrence-lock.js';
 import { ScheduleCursorStore } from './schedule-cursor.js';
@@ -46,6 +49,8 @@ export interface TriggerServiceOptions {
   watchTuning?: { pollMs?: number; stableChecks?: number };
   /** How late an occurrence may fire and still count as on time. @default 5000 */
   lateToleranceMs?: number;
+  /** How often a waiting run's approvals are looked up in the run store (SQLite cannot notify). @default 1000 */
+  approvalPollMs?: number;
 }
 
 interface InFlightRun {
@@ -100,6 +105,8 @@ export class TriggerService implements TriggerHost {
     const recovery = this.recoveryHost(this.store);
     // Runs a runner left unfinished when it died go on first, before any trigger can start their file again.
     await resumeInterruptedRuns(recovery, workflows);
+    // Triggered runs left waiting for an approval (by this service before a restart) are watched again.
+    await watchWaitingRuns(recovery, workflows);
     const cursors = new ScheduleCursorStore(config.artifacts);
     const locks = locksFolder(config.artifacts);
     const handoff = config.queue ? await this.openHandoff(config.queue) : undefined;
@@ -254,13 +261,11 @@ export class TriggerService implements TriggerHost {
     } catch (error) {
       this.emit({ type: 'warning', workflow: workflow.name, message: `run ${runId} could not run: ${messageOf(error)}` });
     }
-    let movedTo: string | undefined;
-    try {
-      movedTo = await finish?.(record);
-    } catch (error) {
-      this.emit({ type: 'warning', workflow: workflow.name, message: `after run ${runId}: ${messageOf(error)}` });
-    }
+    // A waiting run is not over: the trigger's bookkeeping (`finish`) waits until it ends, after its approvals are answered.
+    const waiting = record?.status === 'waiting';
+    const movedTo = waiting ? undefined : await this.finishTrigger(workflow, runId, record, finish);
     if (!record) return;
+    if (waiting) this.watchApproval(workflow, trigger, runId, finish);
     this.applyRetention(workflow);
     this.emit({
       type: 'run-finished',
@@ -272,6 +277,57 @@ export class TriggerService implements TriggerHost {
       summary: summaryLine(record, (text) => maskSecrets(text, this.options.config.secretValues)),
       ...(movedTo !== undefined && { movedTo }),
     });
+  }
+
+  private async finishTrigger(
+    workflow: Workflow,
+    runId: string,
+    record: RunRecord | undefined,
+    finish?: (record: RunRecord | undefined) => Promise<string | undefined>,
+  ): Promise<string | undefined> {
+    try {
+      return await finish?.(record);
+    } catch (error) {
+      this.emit({ type: 'warning', workflow: workflow.name, message: `after run ${runId}: ${messageOf(error)}` });
+      return undefined;
+    }
+  }
+
+  /**
+   * Looks a waiting run up in the store every `approvalPollMs` until one of
+   * its approvals is answered (`runner approve`/`deny`, the UI, any process)
+   * or expires (recorded here), then continues it in this process. Stops
+   * watching when the run is no longer waiting (`runner resume` took it) or
+   * the service stops (a restart watches it again).
+   */
+  watchApproval(workflow: Workflow, trigger: TriggerRecord, runId: string, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): void {
+    const store = this.store;
+    if (!store) return;
+    const pollMs = this.options.approvalPollMs ?? 1000;
+    this.track(
+      (async () => {
+        while (!this.triggers.signal.aborted) {
+          await this.clock.sleep(pollMs, this.triggers.signal).catch(() => undefined);
+          if (this.triggers.signal.aborted) return;
+          expireApprovals(store, runId, this.clock.now());
+          const stored = store.getRun(runId);
+          if (!stored || stored.run.status !== 'waiting') return;
+          const answered = stored.steps.map((step) => step.record).filter((step) => step.status === 'waiting' && step.approval?.decision);
+          if (answered.length === 0) continue;
+          let record: RunRecord;
+          try {
+            record = takeOverRun(store, stored, { owner: this.owner, nowMs: this.clock.now(), secrets: this.options.config.secretEntries });
+          } catch (error) {
+            if (error instanceof RunnerError && error.code === 'busy') return; // another process continues it
+            throw error;
+          }
+          const steps = answered.map((step) => ({ id: step.id, decision: step.approval!.decision!, ...(step.approval!.by !== undefined && { by: step.approval!.by }), at: step.approval!.at }));
+          this.emit({ type: 'answered', workflow: workflow.name, runId, steps });
+          if (!this.launch(workflow, trigger, finish, { record, rerunUnknown: false })) store.releaseRun(runId, this.owner);
+          return;
+        }
+      })(),
+    );
   }
 
   /** `retention:` of the config, applied to a workflow's history after each of its runs. */
@@ -298,6 +354,7 @@ export class TriggerService implements TriggerHost {
       nowMs: () => this.clock.now(),
       emit: (event) => this.emit(event),
       resume: (workflow, trigger, resume, finish) => void this.launch(workflow, trigger, finish, resume),
+      watchApproval: (workflow, trigger, runId, finish) => this.watchApproval(workflow, trigger, runId, finish),
     };
   }
 

@@ -24,7 +24,7 @@ table.runs{width:100%}
 .bar-run{max-width:1200px;margin:0 auto;padding:.4rem 1rem 0}
 `;
 
-const STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
 /** The page shell: the UI's header, its stylesheet, and the one script (live updates, actions). */
 export function page(title: string, body: string, context: PageContext): string {

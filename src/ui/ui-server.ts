@@ -31,7 +31,7 @@ export interface UiOptions {
 
 /** Runs shown per page of the list. */
 const PAGE_SIZE = 200;
-const STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 /** A comment every so often keeps proxies and browsers from closing a quiet event stream. */
 const KEEPALIVE_MS = 15_000;
 

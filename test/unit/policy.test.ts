@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PolicyConfig } from '../../src/config/types.js';
 import { decidePolicy, matchesGlob, readToolHints, resolveAsk } from '../../src/scheduler/policy.js';
 
-const defaults: PolicyConfig = { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [] };
+const defaults: PolicyConfig = { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', headlessAsk: 'deny', approvalTimeoutMs: 86_400_000, rules: [] };
 
 describe('readToolHints', () => {
   it('applies the spec defaults to a tool without annotations', () => {

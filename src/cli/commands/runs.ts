@@ -10,7 +10,7 @@ import { deleteRuns, selectRunsToPrune } from '../../store/prune.js';
 import type { RunFilter } from '../../store/run-store.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 
-const STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
 export interface RunsOptions extends GlobalOptions {
   json?: boolean;

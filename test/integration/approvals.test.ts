@@ -1,0 +1,195 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startServe, type Event, type Serve } from '../helpers/serve.js';
+import { createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+
+// Approvals that wait (`policy.headless-ask: wait`): the real CLI, a real
+// fixture app whose `purge` tool is destructive, and answers given from other
+// processes. Nothing here has a TTY, so every `ask` is headless.
+
+const ofType = (events: Event[], type: string) => events.filter((event) => event.type === type);
+
+/** A workspace with the faulty app (side effects counted in counter.txt) and `policy:` as given. */
+function approvalWorkspace(policy: string): Workspace & { counter: string; sideEffects: () => string[] } {
+  const ws = createWorkspace('');
+  const counter = join(ws.dir, 'counter.txt');
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter])}\npolicy: ${policy}\n`);
+  return { ...ws, counter, sideEffects: () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []) };
+}
+
+/** purge (destructive: ask) → after; `other` goes on beside them. */
+const STEPS = [
+  'steps:',
+  '  - id: purge',
+  '    uses: faulty.purge',
+  '    with: { label: old }',
+  '  - id: after',
+  '    uses: faulty.work',
+  '    needs: [purge]',
+  '    with: { label: after }',
+  '  - id: other',
+  '    uses: faulty.work',
+  '    with: { label: other }',
+  '',
+].join('\n');
+
+const readRecord = (ws: Workspace, workflow: string, runId: string) => JSON.parse(readFileSync(join(ws.artifacts, workflow, runId, 'run.json'), 'utf8'));
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('runner run with headless-ask: wait', () => {
+  it('waits (exit 1) with nothing sent, resume refuses while unanswered, then approve + resume runs it once', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
+    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    expect(first.code).toBe(1);
+    const record = JSON.parse(first.stdout);
+    expect(record.status).toBe('waiting');
+    expect(record.endedAt).toBeNull();
+    expect(Object.fromEntries(record.steps.map((step: any) => [step.id, step.status]))).toEqual({ purge: 'waiting', after: 'pending', other: 'succeeded' });
+    const purge = record.steps[0];
+    expect(purge.approval).toEqual({ requestedAt: expect.stringMatching(ISO), expiresAt: expect.stringMatching(ISO) });
+    expect(Date.parse(purge.approval.expiresAt) - Date.parse(purge.approval.requestedAt)).toBe(24 * 3_600_000);
+    expect(purge.error).toBeNull();
+    expect(ws.sideEffects()).toEqual(['other']); // the other branch went on; nothing was sent for purge
+    expect(first.stderr).toContain(`runner approve ${record.id} purge`);
+    expect(first.stderr).toContain(`runner deny ${record.id} purge`);
+
+    // The store says so too, for every process.
+    const listed = await runCli(['--config', ws.config, 'runs', '--status', 'waiting', '--json'], { cwd: ws.dir });
+    expect(JSON.parse(listed.stdout).map((run: any) => run.id)).toEqual([record.id]);
+
+    const early = await runCli(['--config', ws.config, 'resume', record.id], { cwd: ws.dir });
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain(`run ${record.id} is still waiting for an approval of purge`);
+    expect(ws.sideEffects()).toEqual(['other']);
+
+    // Answers that do not fit: exit 2, nothing recorded.
+    const notWaiting = await runCli(['--config', ws.config, 'approve', record.id, 'other'], { cwd: ws.dir });
+    expect(notWaiting.code).toBe(2);
+    expect(notWaiting.stderr).toContain(`step other of run ${record.id} is not waiting for an approval (its status: succeeded)`);
+    expect(notWaiting.stderr).toContain('steps waiting in run');
+    const noStep = await runCli(['--config', ws.config, 'deny', record.id, 'nope'], { cwd: ws.dir });
+    expect(noStep.code).toBe(2);
+    expect(noStep.stderr).toContain(`run ${record.id} has no step \`nope\``);
+
+    const approved = await runCli(['--config', ws.config, 'approve', record.id, 'purge', '--json'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } });
+    expect(approved.code).toBe(0);
+    expect(JSON.parse(approved.stdout).approval).toMatchObject({ decision: 'approved', by: 'ana', at: expect.stringMatching(ISO), via: 'cli' });
+    expect(readRecord(ws, 'wf', record.id).steps[0].approval.decision).toBe('approved'); // run.json follows the store
+    const again = await runCli(['--config', ws.config, 'deny', record.id, 'purge'], { cwd: ws.dir });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('was answered already: approved by ana');
+    expect(ws.sideEffects()).toEqual(['other']); // answering runs nothing
+
+    const resumed = await runCli(['--config', ws.config, 'resume', record.id, '--json'], { cwd: ws.dir });
+    expect(resumed.code).toBe(0);
+    const final = JSON.parse(resumed.stdout);
+    expect(final.status).toBe('succeeded');
+    expect(final.steps.map((step: any) => step.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect(final.steps[0].approval).toMatchObject({ decision: 'approved', by: 'ana' });
+    expect(final.steps[0].policyReason).toBe('destructive; approved by ana');
+    expect(ws.sideEffects()).toEqual(['other', 'purge old', 'after']);
+  });
+
+  it('a denied step ends denied with nothing sent, its dependents skipped', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
+    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const { id } = JSON.parse(first.stdout);
+    const denied = await runCli(['--config', ws.config, 'deny', id, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'bo' } });
+    expect(denied.code).toBe(0);
+    expect(denied.stdout).toContain(`denied step purge of run ${id} as bo`);
+    const resumed = await runCli(['--config', ws.config, 'resume', id, '--json'], { cwd: ws.dir });
+    expect(resumed.code).toBe(1);
+    const final = JSON.parse(resumed.stdout);
+    expect(final.status).toBe('failed');
+    expect(final.steps[0]).toMatchObject({ status: 'denied', error: { kind: 'policy', outcome: 'not-sent' }, approval: { decision: 'denied', by: 'bo' } });
+    expect(final.steps[0].error.message).toContain('denied by bo');
+    expect(final.steps[1].status).toBe('skipped');
+    expect(ws.sideEffects()).toEqual(['other']);
+  });
+
+  it('headless-ask: deny (the default) still denies at once', async () => {
+    const ws = approvalWorkspace('{ destructive: ask }');
+    const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
+    const run = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    expect(run.code).toBe(1);
+    const record = JSON.parse(run.stdout);
+    expect(record.status).toBe('failed');
+    expect(record.steps[0]).toMatchObject({ status: 'denied' });
+    expect(record.steps[0].approval).toBeUndefined();
+  });
+});
+
+/**
+ * A cron workflow that fires at a whole second at least `leadMs` from now
+ * (`S * * * * *`: once a minute), so a test sees one occurrence, soon, without
+ * waiting for a minute boundary. A serve slower to start than `leadMs` gets the
+ * next minute's: the test is slower then, never wrong.
+ */
+function onceSoon(name: string, leadMs = 4_000): string {
+  const second = new Date(Date.now() + leadMs).getUTCSeconds();
+  return `name: ${name}\non:\n  schedule:\n    - cron: "${second} * * * * *"\n      timezone: UTC\n${STEPS}`;
+}
+
+async function untilFinished(serve: Serve, workflow: string, status: string): Promise<Event> {
+  const match = (event: Event) => event.type === 'run-finished' && event.workflow === workflow && event.status === status;
+  await serve.until((events) => events.some(match), `${workflow} ${status}`, 75_000);
+  return serve.events.find(match)!;
+}
+
+describe('runner serve with headless-ask: wait', () => {
+  it('a cron run pauses, is approved from another process, and completes without a restart; a denied one sends nothing', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    ws.write('workflows/keep.yaml', onceSoon('keep'));
+    ws.write('workflows/drop.yaml', onceSoon('drop'));
+    const serve = startServe(ws, ['serve']);
+    const [keep, drop] = [await untilFinished(serve, 'keep', 'waiting'), await untilFinished(serve, 'drop', 'waiting')];
+    expect(keep.summary).toContain(`runner approve ${keep.runId} purge`);
+    const stored = await runCli(['--config', ws.config, 'runs', 'show', keep.runId, '--json'], { cwd: ws.dir });
+    expect(JSON.parse(stored.stdout).steps[0].status).toBe('waiting');
+    expect(ws.sideEffects().sort()).toEqual(['other', 'other']);
+
+    const [approved, denied] = await Promise.all([
+      runCli(['--config', ws.config, 'approve', keep.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } }),
+      runCli(['--config', ws.config, 'deny', drop.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'bo' } }),
+    ]);
+    expect([approved.code, denied.code]).toEqual([0, 0]);
+    await untilFinished(serve, 'keep', 'succeeded');
+    await untilFinished(serve, 'drop', 'failed');
+    expect(ofType(serve.events, 'answered').map((event) => [event.workflow, event.steps[0].decision, event.steps[0].by]).sort()).toEqual([
+      ['drop', 'denied', 'bo'],
+      ['keep', 'approved', 'ana'],
+    ]);
+    expect(await serve.stop('SIGTERM')).toBe(0);
+
+    const kept = readRecord(ws, 'keep', keep.runId);
+    expect(kept.status).toBe('succeeded');
+    expect(kept.steps[0].approval).toMatchObject({ decision: 'approved', by: 'ana', at: expect.stringMatching(ISO), via: 'cli' });
+    const dropped = readRecord(ws, 'drop', drop.runId);
+    expect(dropped.steps.map((step: any) => step.status)).toEqual(['denied', 'skipped', 'succeeded']);
+    expect(dropped.steps[0].error.kind).toBe('policy');
+    // The approved purge ran exactly once, the denied one never.
+    expect(ws.sideEffects().sort()).toEqual(['after', 'other', 'other', 'purge old']);
+  }, 180_000);
+
+  it('an unanswered approval expires after approval-timeout: the run ends with the step denied', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait, approval-timeout: 1s }');
+    ws.write('workflows/late.yaml', onceSoon('late'));
+    const serve = startServe(ws, ['cron']);
+    const waiting = await untilFinished(serve, 'late', 'waiting');
+    const failed = await untilFinished(serve, 'late', 'failed');
+    expect(failed.runId).toBe(waiting.runId);
+    expect(ofType(serve.events, 'answered')[0].steps).toEqual([{ id: 'purge', decision: 'expired', at: expect.stringMatching(ISO) }]);
+    expect(await serve.stop('SIGTERM')).toBe(0);
+    const record = readRecord(ws, 'late', waiting.runId);
+    expect(record.steps[0]).toMatchObject({ status: 'denied', error: { kind: 'policy' }, approval: { decision: 'expired', via: 'timeout' } });
+    expect(record.steps[0].approval.by).toBeUndefined();
+    expect(Date.parse(record.steps[0].approval.at)).toBeGreaterThanOrEqual(Date.parse(record.steps[0].approval.expiresAt));
+    expect(ws.sideEffects()).toEqual(['other']);
+    // Too late for a person: the expiry stands.
+    const late = await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir });
+    expect(late.code).toBe(2);
+  }, 180_000);
+});
