@@ -274,11 +274,12 @@ async function applyPolicy(
     yes: env.policy.yes,
     allow: env.policy.allow,
     interactive: env.policy.approver !== undefined,
+    headless: env.config.policy.headlessAsk,
   });
   // A step answered with `runner approve`/`deny` keeps that answer when it runs again, even from a terminal.
-  const headless = resolved !== 'prompt' && resolved.action === 'deny' && env.config.policy.headlessAsk === 'wait';
+  const waits = resolved !== 'prompt' && resolved.action === 'ask';
   const answered = resolved === 'prompt' && stepRecord.approval?.decision !== undefined;
-  if (decision.action === 'ask' && (headless || answered)) {
+  if (waits || answered) {
     const state = settleApproval(stepRecord, env.clock.now(), env.config.policy.approvalTimeoutMs);
     stepRecord.policy = state.action === 'wait' ? 'ask' : state.action;
     stepRecord.policyReason = `${decision.reason}; ${state.reason}`;

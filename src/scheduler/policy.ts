@@ -58,17 +58,21 @@ export function decidePolicy(qualifiedName: string, hints: ToolHints, policy: Po
   return { action, reason };
 }
 
-/** Changes an `ask` into allow or deny when nobody can be asked (DESIGN.md §3). */
+/**
+ * Changes an `ask` into allow or deny when nobody can be asked; with
+ * `headless: 'wait'` it stays `ask`: the step waits for `runner approve`.
+ */
 export function resolveAsk(
   qualifiedName: string,
   decision: PolicyDecision,
-  options: { yes: boolean; allow: readonly string[]; interactive: boolean },
+  options: { yes: boolean; allow: readonly string[]; interactive: boolean; headless?: 'deny' | 'wait' },
 ): PolicyDecision | 'prompt' {
   if (decision.action !== 'ask') return decision;
   if (options.yes) return { action: 'allow', reason: `${decision.reason}; --yes` };
   const glob = options.allow.find((pattern) => matchesGlob(pattern, qualifiedName));
   if (glob) return { action: 'allow', reason: `${decision.reason}; --allow ${glob}` };
   if (options.interactive) return 'prompt';
+  if (options.headless === 'wait') return { action: 'ask', reason: `${decision.reason}; waits for \`runner approve\` (headless-ask: wait)` };
   return { action: 'deny', reason: `${decision.reason}; ask without a TTY` };
 }
 

@@ -47,6 +47,13 @@ describe('resolveAsk', () => {
     expect(resolveAsk('sheet.drop', ask, { yes: false, allow: ['sheet.*'], interactive: false })).toMatchObject({ action: 'allow' });
     expect(resolveAsk('sheet.drop', ask, { yes: false, allow: ['image.*'], interactive: true })).toBe('prompt');
   });
+  it('with headless-ask: wait, keeps a headless ask as ask (the step waits); --yes, --allow and a TTY still come first', () => {
+    const wait = { yes: false, allow: [], interactive: false, headless: 'wait' as const };
+    expect(resolveAsk('sheet.drop', ask, wait)).toEqual({ action: 'ask', reason: 'destructive; waits for `runner approve` (headless-ask: wait)' });
+    expect(resolveAsk('sheet.drop', ask, { ...wait, allow: ['sheet.*'] })).toMatchObject({ action: 'allow' });
+    expect(resolveAsk('sheet.drop', ask, { ...wait, interactive: true })).toBe('prompt');
+    expect(resolveAsk('sheet.drop', { action: 'deny', reason: 'rule sheet.*' }, wait)).toMatchObject({ action: 'deny' });
+  });
 });
 
 describe('matchesGlob', () => {
