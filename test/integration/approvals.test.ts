@@ -110,6 +110,25 @@ describe('runner run with headless-ask: wait', () => {
     expect(ws.sideEffects()).toEqual(['other']);
   });
 
+  it('foreach: one approval covers the step, its items wait together and all run once approved', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    const workflow = ws.write(
+      'fe.yaml',
+      'name: fe\ninputs:\n  list: { type: array, default: [1, 2, 3] }\nsteps:\n  - id: purge\n    uses: faulty.purge\n    foreach: ${{ inputs.list }}\n    with: { label: "${{ item }}" }\n',
+    );
+    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    expect(first.code).toBe(1);
+    const record = JSON.parse(first.stdout);
+    expect(record.steps[0]).toMatchObject({ status: 'waiting', error: null, approval: { requestedAt: expect.stringMatching(ISO) } });
+    expect(record.steps[0].items.map((item: any) => item.status)).toEqual(['waiting', 'waiting', 'waiting']);
+    expect(ws.sideEffects()).toEqual([]);
+    expect((await runCli(['--config', ws.config, 'approve', record.id, 'purge'], { cwd: ws.dir })).code).toBe(0);
+    const resumed = await runCli(['--config', ws.config, 'resume', record.id, '--json'], { cwd: ws.dir });
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout).steps[0].items.map((item: any) => item.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect(ws.sideEffects()).toEqual(['purge 1', 'purge 2', 'purge 3']);
+  });
+
   it('headless-ask: deny (the default) still denies at once', async () => {
     const ws = approvalWorkspace('{ destructive: ask }');
     const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
@@ -172,6 +191,24 @@ describe('runner serve with headless-ask: wait', () => {
     expect(dropped.steps[0].error.kind).toBe('policy');
     // The approved purge ran exactly once, the denied one never.
     expect(ws.sideEffects().sort()).toEqual(['after', 'other', 'other', 'purge old']);
+  }, 180_000);
+
+  it('a waiting run outlives its serve: stopping does not wait for it, the next serve continues it once answered', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    ws.write('workflows/keep.yaml', onceSoon('keep'));
+    const first = startServe(ws, ['serve']);
+    const waiting = await untilFinished(first, 'keep', 'waiting');
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(ofType(first.events, 'stopping')[0].inFlight).toBe(0);
+
+    // Answered while no runner serves it; the next serve finds it at start and goes on.
+    expect((await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } })).code).toBe(0);
+    const second = startServe(ws, ['serve']);
+    await untilFinished(second, 'keep', 'succeeded');
+    expect(ofType(second.events, 'answered')).toEqual([expect.objectContaining({ runId: waiting.runId, steps: [expect.objectContaining({ id: 'purge', decision: 'approved', by: 'ana' })] })]);
+    expect(await second.stop('SIGTERM')).toBe(0);
+    expect(readRecord(ws, 'keep', waiting.runId).status).toBe('succeeded');
+    expect(ws.sideEffects().sort()).toEqual(['after', 'other', 'purge old']);
   }, 180_000);
 
   it('an unanswered approval expires after approval-timeout: the run ends with the step denied', async () => {
