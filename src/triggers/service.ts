@@ -24,7 +24,7 @@ import type { ServiceEvent, TriggerRecord } from './events.js';
 import { FileTrigger } from './file-trigger.js';
 import type { FiringHandoff } from './handoff.js';
 import { recoverLostTriggers, resumeInterruptedRuns, watchWaitingRuns, type RecoveryHost } from './recover.js';
-import { expireApprovals } from '../scheduler/answer-approval.js';
+import { checkApprovals } from './approval-watch.js';
 import { takeOverRun } from '../store/take-over.js';
 import { RunnerError } from '../errors.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
@@ -74,6 +74,8 @@ export class TriggerService implements TriggerHost {
   private readonly limits: Limits;
   private readonly workflowQueues = new Map<string, PQueue | null>();
   private readonly runs = new Map<string, InFlightRun>();
+  /** Runs that ended waiting for an approval, each until it goes on and ends for good: what `overlap` waits for. */
+  private readonly waiting = new Map<string, Promise<void>>();
   /** Trigger work between "fired" and "run launched" (hashing, claiming, locking). */
   private readonly tracked = new Set<Promise<void>>();
   private readonly files: FileTrigger[] = [];
@@ -225,7 +227,8 @@ export class TriggerService implements TriggerHost {
     if (!resume) this.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'run', runId });
     const done = this.execute(workflow, trigger, runId, controller.signal, finish, resume).finally(() => this.runs.delete(runId));
     this.runs.set(runId, { controller, done });
-    return done;
+    // A run that ends waiting is not over yet: what launch returns (what `overlap` holds on to) settles once it is.
+    return done.then(() => this.waiting.get(runId));
   }
 
   private async execute(
@@ -265,7 +268,7 @@ export class TriggerService implements TriggerHost {
     const waiting = record?.status === 'waiting';
     const movedTo = waiting ? undefined : await this.finishTrigger(workflow, runId, record, finish);
     if (!record) return;
-    if (waiting) this.watchApproval(workflow, trigger, runId, finish);
+    if (waiting) this.waiting.set(runId, this.watchApproval(workflow, trigger, runId, finish));
     this.applyRetention(workflow);
     this.emit({
       type: 'run-finished',
@@ -298,36 +301,44 @@ export class TriggerService implements TriggerHost {
    * its approvals is answered (`runner approve`/`deny`, the UI, any process)
    * or expires (recorded here), then continues it in this process. Stops
    * watching when the run is no longer waiting (`runner resume` took it) or
-   * the service stops (a restart watches it again).
+   * the service stops (a restart watches it again). Resolves when the run
+   * has ended for good (the continued run too) or is no longer watched.
    */
-  watchApproval(workflow: Workflow, trigger: TriggerRecord, runId: string, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): void {
+  watchApproval(workflow: Workflow, trigger: TriggerRecord, runId: string, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): Promise<void> {
     const store = this.store;
-    if (!store) return;
+    if (!store) return Promise.resolve();
     const pollMs = this.options.approvalPollMs ?? 1000;
-    this.track(
-      (async () => {
-        while (!this.triggers.signal.aborted) {
-          await this.clock.sleep(pollMs, this.triggers.signal).catch(() => undefined);
-          if (this.triggers.signal.aborted) return;
-          expireApprovals(store, runId, this.clock.now());
-          const stored = store.getRun(runId);
-          if (!stored || stored.run.status !== 'waiting') return;
-          const answered = stored.steps.map((step) => step.record).filter((step) => step.status === 'waiting' && step.approval?.decision);
-          if (answered.length === 0) continue;
-          let record: RunRecord;
-          try {
-            record = takeOverRun(store, stored, { owner: this.owner, nowMs: this.clock.now(), secrets: this.options.config.secretEntries });
-          } catch (error) {
-            if (error instanceof RunnerError && error.code === 'busy') return; // another process continues it
-            throw error;
-          }
-          const steps = answered.map((step) => ({ id: step.id, decision: step.approval!.decision!, ...(step.approval!.by !== undefined && { by: step.approval!.by }), at: step.approval!.at }));
-          this.emit({ type: 'answered', workflow: workflow.name, runId, steps });
-          if (!this.launch(workflow, trigger, finish, { record, rerunUnknown: false })) store.releaseRun(runId, this.owner);
-          return;
+    let continued: Promise<void> | undefined;
+    // Only the watching is tracked: a stop must not wait for the continued run beyond its grace period.
+    const watching = (async () => {
+      while (!this.triggers.signal.aborted) {
+        await this.clock.sleep(pollMs, this.triggers.signal).catch(() => undefined);
+        if (this.triggers.signal.aborted) return;
+        const check = checkApprovals(store, runId, this.clock.now());
+        if (check.state === 'gone') return;
+        if (check.state === 'waiting') continue;
+        let record: RunRecord;
+        try {
+          record = takeOverRun(store, check.stored, { owner: this.owner, nowMs: this.clock.now(), secrets: this.options.config.secretEntries });
+        } catch (error) {
+          if (error instanceof RunnerError && error.code === 'busy') return; // another process continues it
+          throw error;
         }
-      })(),
-    );
+        this.emit({ type: 'answered', workflow: workflow.name, runId, steps: check.steps });
+        continued = this.launch(workflow, trigger, finish, { record, rerunUnknown: false });
+        if (!continued) store.releaseRun(runId, this.owner);
+        return;
+      }
+    })();
+    this.track(watching);
+    // Out of `waiting` once watching ends, before the continued run can end (waiting again puts it back): no cycle.
+    const ended: Promise<void> = watching
+      .catch(() => undefined)
+      .then(() => {
+        if (this.waiting.get(runId) === ended) this.waiting.delete(runId);
+        return continued;
+      });
+    return ended;
   }
 
   /** `retention:` of the config, applied to a workflow's history after each of its runs. */
@@ -354,7 +365,7 @@ export class TriggerService implements TriggerHost {
       nowMs: () => this.clock.now(),
       emit: (event) => this.emit(event),
       resume: (workflow, trigger, resume, finish) => void this.launch(workflow, trigger, finish, resume),
-      watchApproval: (workflow, trigger, runId, finish) => this.watchApproval(workflow, trigger, runId, finish),
+      watchApproval: (workflow, trigger, runId, finish) => void this.watchApproval(workflow, trigger, runId, finish),
     };
   }
 

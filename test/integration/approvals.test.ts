@@ -142,33 +142,34 @@ describe('runner run with headless-ask: wait', () => {
 });
 
 /**
- * A cron workflow that fires at a whole second at least `leadMs` from now
- * (`S * * * * *`: once a minute), so a test sees one occurrence, soon, without
- * waiting for a minute boundary. A serve slower to start than `leadMs` gets the
- * next minute's: the test is slower then, never wrong.
+ * A cron workflow due every second. Its first run waits for an approval, and
+ * while it waits `overlap: skip` (the default) skips the next occurrences: one
+ * run to answer, at once, with no minute boundary to wait for.
  */
-function onceSoon(name: string, leadMs = 4_000): string {
-  const second = new Date(Date.now() + leadMs).getUTCSeconds();
-  return `name: ${name}\non:\n  schedule:\n    - cron: "${second} * * * * *"\n      timezone: UTC\n${STEPS}`;
+function everySecond(name: string): string {
+  return `name: ${name}\non:\n  schedule:\n    - cron: "* * * * * *"\n${STEPS}`;
 }
+
+/** Side effects other than the `other` branch, which every run of these workflows has. */
+const purges = (ws: { sideEffects: () => string[] }) => ws.sideEffects().filter((line) => line !== 'other').sort();
 
 async function untilFinished(serve: Serve, workflow: string, status: string): Promise<Event> {
   const match = (event: Event) => event.type === 'run-finished' && event.workflow === workflow && event.status === status;
-  await serve.until((events) => events.some(match), `${workflow} ${status}`, 75_000);
+  await serve.until((events) => events.some(match), `${workflow} ${status}`, 40_000);
   return serve.events.find(match)!;
 }
 
 describe('runner serve with headless-ask: wait', () => {
   it('a cron run pauses, is approved from another process, and completes without a restart; a denied one sends nothing', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
-    ws.write('workflows/keep.yaml', onceSoon('keep'));
-    ws.write('workflows/drop.yaml', onceSoon('drop'));
+    ws.write('workflows/keep.yaml', everySecond('keep'));
+    ws.write('workflows/drop.yaml', everySecond('drop'));
     const serve = startServe(ws, ['serve']);
     const [keep, drop] = [await untilFinished(serve, 'keep', 'waiting'), await untilFinished(serve, 'drop', 'waiting')];
     expect(keep.summary).toContain(`runner approve ${keep.runId} purge`);
     const stored = await runCli(['--config', ws.config, 'runs', 'show', keep.runId, '--json'], { cwd: ws.dir });
     expect(JSON.parse(stored.stdout).steps[0].status).toBe('waiting');
-    expect(ws.sideEffects().sort()).toEqual(['other', 'other']);
+    expect(ws.sideEffects()).toEqual(['other', 'other']); // one run of each, no purge sent
 
     const [approved, denied] = await Promise.all([
       runCli(['--config', ws.config, 'approve', keep.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } }),
@@ -177,7 +178,8 @@ describe('runner serve with headless-ask: wait', () => {
     expect([approved.code, denied.code]).toEqual([0, 0]);
     await untilFinished(serve, 'keep', 'succeeded');
     await untilFinished(serve, 'drop', 'failed');
-    expect(ofType(serve.events, 'answered').map((event) => [event.workflow, event.steps[0].decision, event.steps[0].by]).sort()).toEqual([
+    const answered = ofType(serve.events, 'answered').filter((event) => event.runId === keep.runId || event.runId === drop.runId);
+    expect(answered.map((event) => [event.workflow, event.steps[0].decision, event.steps[0].by]).sort()).toEqual([
       ['drop', 'denied', 'bo'],
       ['keep', 'approved', 'ana'],
     ]);
@@ -189,13 +191,32 @@ describe('runner serve with headless-ask: wait', () => {
     const dropped = readRecord(ws, 'drop', drop.runId);
     expect(dropped.steps.map((step: any) => step.status)).toEqual(['denied', 'skipped', 'succeeded']);
     expect(dropped.steps[0].error.kind).toBe('policy');
-    // The approved purge ran exactly once, the denied one never.
-    expect(ws.sideEffects().sort()).toEqual(['after', 'other', 'other', 'purge old']);
-  }, 180_000);
+    // The approved purge ran exactly once, the denied one never (later runs of both schedules wait again).
+    expect(purges(ws)).toEqual(['after', 'purge old']);
+  }, 90_000);
+
+  it('a waiting run holds back its schedule under overlap: skip, until it is answered and ends', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    ws.write('workflows/tick.yaml', everySecond('tick'));
+    const serve = startServe(ws, ['cron']);
+    const waiting = await untilFinished(serve, 'tick', 'waiting');
+    const pausedAt = serve.events.length;
+    const skippedWhileWaiting = (events: Event[]) =>
+      events.slice(pausedAt).some((event) => event.type === 'trigger' && event.action === 'skipped' && /overlap: skip/.test(event.reason));
+    await serve.until(skippedWhileWaiting, 'an occurrence skipped while the run waits');
+    expect(serve.events.slice(pausedAt).filter((event) => event.type === 'trigger' && event.action === 'run')).toEqual([]);
+
+    expect((await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
+    await untilFinished(serve, 'tick', 'succeeded');
+    // Ended for good: the schedule runs again.
+    await serve.until((events) => events.some((event) => event.type === 'run-finished' && event.runId !== waiting.runId), 'the next occurrence to run');
+    expect(await serve.stop('SIGTERM')).toBe(0);
+    expect(purges(ws)).toEqual(['after', 'purge old']);
+  }, 90_000);
 
   it('a waiting run outlives its serve: stopping does not wait for it, the next serve continues it once answered', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
-    ws.write('workflows/keep.yaml', onceSoon('keep'));
+    ws.write('workflows/keep.yaml', everySecond('keep'));
     const first = startServe(ws, ['serve']);
     const waiting = await untilFinished(first, 'keep', 'waiting');
     expect(await first.stop('SIGTERM')).toBe(0);
@@ -208,25 +229,25 @@ describe('runner serve with headless-ask: wait', () => {
     expect(ofType(second.events, 'answered')).toEqual([expect.objectContaining({ runId: waiting.runId, steps: [expect.objectContaining({ id: 'purge', decision: 'approved', by: 'ana' })] })]);
     expect(await second.stop('SIGTERM')).toBe(0);
     expect(readRecord(ws, 'keep', waiting.runId).status).toBe('succeeded');
-    expect(ws.sideEffects().sort()).toEqual(['after', 'other', 'purge old']);
-  }, 180_000);
+    expect(purges(ws)).toEqual(['after', 'purge old']);
+  }, 90_000);
 
   it('an unanswered approval expires after approval-timeout: the run ends with the step denied', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait, approval-timeout: 1s }');
-    ws.write('workflows/late.yaml', onceSoon('late'));
+    ws.write('workflows/late.yaml', everySecond('late'));
     const serve = startServe(ws, ['cron']);
     const waiting = await untilFinished(serve, 'late', 'waiting');
     const failed = await untilFinished(serve, 'late', 'failed');
     expect(failed.runId).toBe(waiting.runId);
-    expect(ofType(serve.events, 'answered')[0].steps).toEqual([{ id: 'purge', decision: 'expired', at: expect.stringMatching(ISO) }]);
+    expect(ofType(serve.events, 'answered').find((event) => event.runId === waiting.runId)!.steps).toEqual([{ id: 'purge', decision: 'expired', at: expect.stringMatching(ISO) }]);
     expect(await serve.stop('SIGTERM')).toBe(0);
     const record = readRecord(ws, 'late', waiting.runId);
     expect(record.steps[0]).toMatchObject({ status: 'denied', error: { kind: 'policy' }, approval: { decision: 'expired', via: 'timeout' } });
     expect(record.steps[0].approval.by).toBeUndefined();
     expect(Date.parse(record.steps[0].approval.at)).toBeGreaterThanOrEqual(Date.parse(record.steps[0].approval.expiresAt));
-    expect(ws.sideEffects()).toEqual(['other']);
+    expect(purges(ws)).toEqual([]);
     // Too late for a person: the expiry stands.
     const late = await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir });
     expect(late.code).toBe(2);
-  }, 180_000);
+  }, 90_000);
 });
