@@ -109,7 +109,7 @@ export function renderRunPage(
 ): string {
   const bodyStart = reportHtml.indexOf('<body>') + '<body>'.length;
   const body = reportHtml.slice(bodyStart, reportHtml.lastIndexOf('</body>'));
-  const live = run.status === 'running' ? 'live: this page follows the run' : `the run ${run.status}`;
+  const live = run.status === 'running' ? 'live: this page follows the run' : run.status === 'waiting' ? 'the run waits for an approval' : `the run ${run.status}`;
   const actions =
     context.token && (run.status === 'failed' || run.status === 'cancelled')
       ? `<div class="actions"><button type="button" data-action="resume" data-run="${escapeHtml(run.id)}">resume this run</button></div>`

@@ -129,6 +129,14 @@ describe('runner run with headless-ask: wait', () => {
     expect(ws.sideEffects()).toEqual(['purge 1', 'purge 2', 'purge 3']);
   });
 
+  it('runner call never waits: it has nothing to resume, so a headless ask is denied', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    const call = await runCli(['--config', ws.config, 'call', 'faulty.purge', 'label=x', '--json'], { cwd: ws.dir });
+    expect(call.code).toBe(1);
+    expect(JSON.parse(call.stdout).steps[0]).toMatchObject({ status: 'denied', error: { kind: 'policy' } });
+    expect(ws.sideEffects()).toEqual([]);
+  });
+
   it('headless-ask: deny (the default) still denies at once', async () => {
     const ws = approvalWorkspace('{ destructive: ask }');
     const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
