@@ -222,6 +222,26 @@ describe('runner serve with headless-ask: wait', () => {
     expect(purges(ws)).toEqual(['after', 'purge old']);
   }, 90_000);
 
+  it('a watched file stays claimed while its run waits, and moves to done/ once it is approved and ends', async () => {
+    const ws = approvalWorkspace('{ headless-ask: wait }');
+    ws.write(
+      'workflows/inbox.yaml',
+      `name: inbox\non:\n  watch:\n    paths: ["in/*.txt"]\n    debounce: 100ms\n    claim: move\n${STEPS}`,
+    );
+    const serve = startServe(ws, ['watch']);
+    await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
+    ws.write('in/order.txt', 'one\n');
+    const waiting = await untilFinished(serve, 'inbox', 'waiting');
+    expect(waiting.movedTo).toBeUndefined();
+    expect(existsSync(join(ws.dir, 'processing', 'order.txt'))).toBe(true);
+
+    expect((await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
+    const done = await untilFinished(serve, 'inbox', 'succeeded');
+    expect(done.movedTo).toBe(join(ws.dir, 'done', 'order.txt'));
+    expect(await serve.stop('SIGTERM')).toBe(0);
+    expect(purges(ws)).toEqual(['after', 'purge old']);
+  }, 90_000);
+
   it('a waiting run outlives its serve: stopping does not wait for it, the next serve continues it once answered', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     ws.write('workflows/keep.yaml', everySecond('keep'));
