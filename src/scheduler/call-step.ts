@@ -299,6 +299,12 @@ async function applyPolicy(
     });
     stepRecord.policy = approved ? 'allow' : 'deny';
     stepRecord.policyReason = approved ? `${decision.reason}; allowed at the prompt` : `${decision.reason}; refused at the prompt`;
+    // A waiting step resumed on a terminal: the prompt's answer is its approval's answer.
+    const pending = stepRecord.approval;
+    if (pending && !pending.decision) {
+      const at = new Date(env.clock.now()).toISOString();
+      stepRecord.approval = { ...pending, decision: approved ? 'approved' : 'denied', ...(env.policy.user !== undefined && { by: env.policy.user }), at, via: 'cli' };
+    }
     policyReasons.set(stepRecord, stepRecord.policyReason);
     return approved;
   }
