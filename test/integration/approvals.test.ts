@@ -90,7 +90,7 @@ describe('runner run with headless-ask: wait', () => {
     expect(final.steps[0].approval).toMatchObject({ decision: 'approved', by: 'ana' });
     expect(final.steps[0].policyReason).toBe('destructive; approved by ana');
     expect(ws.sideEffects()).toEqual(['other', 'purge old', 'after']);
-  });
+  }, 90_000); // eight runner processes one after the other
 
   it('a denied step ends denied with nothing sent, its dependents skipped', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
@@ -108,7 +108,7 @@ describe('runner run with headless-ask: wait', () => {
     expect(final.steps[0].error.message).toContain('denied by bo');
     expect(final.steps[1].status).toBe('skipped');
     expect(ws.sideEffects()).toEqual(['other']);
-  });
+  }, 60_000);
 
   it('foreach: one approval covers the step, its items wait together and all run once approved', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
@@ -127,7 +127,7 @@ describe('runner run with headless-ask: wait', () => {
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout).steps[0].items.map((item: any) => item.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(ws.sideEffects()).toEqual(['purge 1', 'purge 2', 'purge 3']);
-  });
+  }, 60_000);
 
   it('runner call never waits: it has nothing to resume, so a headless ask is denied', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
