@@ -31,6 +31,7 @@ export type RunnerErrorCode =
   | 'storage' // a file or the run store could not be written (disk full, read-only, name too long)
   | 'busy' // the run is held by another live process
   | 'lock-drift' // a tool a run would call changed since runner.lock was written
+  | 'waiting' // the run still waits for an approval nobody gave (exit 1, like a waiting run)
   | 'internal';
 
 export interface RunnerErrorOptions {

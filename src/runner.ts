@@ -10,7 +10,10 @@ import { executeRun } from './scheduler/executor.js';
 import { Limits } from './scheduler/limits.js';
 import { findRun, openRunStore } from './store/run-history.js';
 import { currentOwner } from './store/run-owner.js';
-import type { StoredRun } from './store/run-store.js';
+import type { RunStore, StoredRun } from './store/run-store.js';
+import { answerCommands } from './scheduler/approval.js';
+import { expireApprovals } from './scheduler/answer-approval.js';
+import { matchesGlob } from './scheduler/policy.js';
 import { takeOverRun } from './store/take-over.js';
 import { RunnerError, type Diagnostic } from './errors.js';
 import { assertNoLockDrift, createToolCheck, driftWarning } from './lock/index.js';
@@ -55,7 +58,7 @@ export async function loadRun(options: RunnerContext & { workflowPath: string; i
 /** `runner run`: runs a workflow once and resolves with its final record. */
 export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   const clock = options.clock ?? systemClock;
-  const loaded = options.resume ? await loadResume(options, options.resume.id, clock) : { ...(await loadRun(options)), previous: undefined, store: undefined };
+  const loaded = options.resume ? await loadResume(options, options.resume.id, clock, options.policy) : { ...(await loadRun(options)), previous: undefined, store: undefined };
   const { config, workflow, inputs, previous } = loaded;
   const store = loaded.store ?? openRunStore(config, clock.now());
   const owner = currentOwner(clock.now());
@@ -134,11 +137,12 @@ export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
  * a file under artifacts, which an app could have written), made this
  * process's own, and its workflow file as it is now.
  */
-async function loadResume(options: RunnerContext, id: string, clock: Clock) {
+async function loadResume(options: RunnerContext, id: string, clock: Clock, policy: PolicyOverrides) {
   const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
   const store = openRunStore(config, clock.now());
   try {
-    const stored = findRun(store, config.artifacts, id);
+    let stored = findRun(store, config.artifacts, id);
+    if (stored.run.status === 'waiting') stored = checkAnswered(store, config, stored, clock.now(), policy);
     const { run } = stored;
     if (run.status === 'succeeded') {
       throw new RunnerError('usage', `run ${run.id} already succeeded; there is nothing to resume`, { hint: 'start a new run with `runner run`' });
@@ -159,6 +163,23 @@ async function loadResume(options: RunnerContext, id: string, clock: Clock) {
     store.close();
     throw error;
   }
+}
+
+/**
+ * A waiting run is resumed once one of its approvals is answered (an expired
+ * one counts: it is recorded as expired now, and its step ends denied), or
+ * when --yes or --allow allows a waiting step anyway. Otherwise nothing
+ * happens: a `waiting` error (exit 1) says what it waits for.
+ */
+function checkAnswered(store: RunStore, config: RunnerConfig, stored: StoredRun & { id: string }, nowMs: number, policy: PolicyOverrides): StoredRun & { id: string } {
+  if (expireApprovals(store, stored.id, nowMs).length > 0) stored = findRun(store, config.artifacts, stored.id);
+  const waiting = stored.steps.map((step) => step.record).filter((step) => step.status === 'waiting');
+  const allowed = (uses: string) => policy.yes || policy.allow.some((glob) => matchesGlob(glob, uses));
+  if (waiting.length === 0 || waiting.some((step) => step.approval?.decision || allowed(step.uses))) return stored;
+  const each = waiting.map((step) => `${step.id}${step.approval ? ` (expires ${step.approval.expiresAt})` : ''}`);
+  throw new RunnerError('waiting', `run ${stored.id} is still waiting for an approval of ${each.join(', ')}; nothing was run`, {
+    hint: `answer with ${answerCommands(stored.id, waiting[0]!.id)}, then resume it`,
+  });
 }
 
 /**

@@ -5,9 +5,31 @@ import type { AppInfo } from '../apps/connection.js';
 import { writeJsonAtomic } from './json-file.js';
 import { storageError } from './storage-error.js';
 
-/** `queued`: waiting for a limit, its app or a policy answer; `running`: its call was sent. */
-export type StepStatus = 'pending' | 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+/**
+ * `queued`: waiting for a limit, its app or a prompt's answer; `running`: its call was sent;
+ * `waiting`: an `ask` nobody could answer on a terminal waits for `runner approve` or `runner deny` (nothing was sent).
+ */
+export type StepStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
+/** `waiting`: nothing is left to do but steps waiting for an approval; `resume` (or serve) continues it once answered. */
+export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+
+/** How an approval was answered: by a person (`runner approve`, `runner deny`, the UI), or by its expiry. */
+export type ApprovalDecision = 'approved' | 'denied' | 'expired';
+
+/** The approval a waiting step asked for (`policy.headless-ask: wait`), and its answer once there is one. */
+export interface ApprovalRecord {
+  requestedAt: string;
+  /** When an unanswered approval counts as denied (`requestedAt` + `policy.approval-timeout`). */
+  expiresAt: string;
+  /** Absent while nobody answered. */
+  decision?: ApprovalDecision;
+  /** Who answered: the user name (`RUNNER_USER`, else the OS account); for an expiry, the process that noticed it. */
+  by?: string;
+  /** When it was answered (for an expiry, when it was noticed: at or after `expiresAt`). */
+  at?: string;
+  /** Where it was answered. */
+  via?: 'cli' | 'ui' | 'timeout';
+}
 
 export interface StepErrorRecord {
   kind: FailureKind;
@@ -68,6 +90,8 @@ export interface StepRecord {
   elicitations?: ElicitationRecord[];
   /** foreach steps: one record per item. */
   items?: ItemRecord[];
+  /** With `headless-ask: wait`: the approval this step asked for (one for the step, covering all its foreach items). */
+  approval?: ApprovalRecord;
   /** The steps this one waited for: its `needs` and the steps its expressions read. Absent in records before it was kept. */
   needs?: string[];
   /** Of `needs`, those written under the step's `needs:` (the rest are read in expressions). */

@@ -35,11 +35,11 @@ export interface CheckedStep {
   hints: ToolHints | null;
   /** The config's decision for this call; null when the tool could not be read. */
   policy: PolicyVerdict | null;
-  /** What an `ask` does where nobody is at a terminal (watch, cron, serve, CI): `deny`; null for allow and deny. */
-  headless: 'deny' | null;
+  /** What an `ask` does where nobody is at a terminal (watch, cron, serve, CI): `deny`, or `wait` for `runner approve` (`policy.headless-ask`); null for allow and deny. */
+  headless: 'deny' | 'wait' | null;
   destructive: boolean;
   openWorld: boolean;
-  /** The step would be refused: its decision is deny, or it asks and the workflow runs on a trigger, where nobody can answer. */
+  /** The step would be refused: its decision is deny, or it asks, the workflow runs on a trigger, where nobody can answer, and `headless-ask` is `deny`. */
   denied: boolean;
   /** Why the step could not be audited or would fail before sending (no such app or tool, bad arguments), each positioned. */
   problems: string[];
@@ -104,8 +104,8 @@ async function auditWorkflow(config: RunnerConfig, workflow: Workflow, apps: App
       const tool = planned.hints ? await toolOf(apps, step.app, step.tool) : undefined;
       const hints = planned.hints;
       const policy = hints ? verdictFor(step.uses, step.app, hints, config) : null;
-      // Without a terminal, `--yes` or `--allow`, an `ask` is refused.
-      const headless = policy?.action === 'ask' ? 'deny' : null;
+      // Without a terminal, `--yes` or `--allow`, an `ask` is refused, or waits for `runner approve` (`headless-ask: wait`).
+      const headless = policy?.action === 'ask' ? config.policy.headlessAsk : null;
       return {
         id: step.id,
         uses: step.uses,

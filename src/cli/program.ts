@@ -23,6 +23,7 @@ const validateCommand: typeof import('./commands/validate.js').validateCommand =
 const checkCommand: typeof import('./commands/check.js').checkCommand = async (...args) => (await import('./commands/check.js')).checkCommand(...args);
 const uiCommand: typeof import('./commands/ui.js').uiCommand = async (...args) => (await import('./commands/ui.js')).uiCommand(...args);
 const lockCommand: typeof import('./commands/lock.js').lockCommand = async (...args) => (await import('./commands/lock.js')).lockCommand(...args);
+const answerCommand: typeof import('./commands/approve.js').answerCommand = async (...args) => (await import('./commands/approve.js')).answerCommand(...args);
 const workerCommand: typeof import('./commands/worker.js').workerCommand = async (...args) => (await import('./commands/worker.js')).workerCommand(...args);
 const authLoginCommand: typeof import('./commands/auth.js').authLoginCommand = async (...args) => (await import('./commands/auth.js')).authLoginCommand(...args);
 const authStatusCommand: typeof import('./commands/auth.js').authStatusCommand = async (...args) => (await import('./commands/auth.js')).authStatusCommand(...args);
@@ -67,7 +68,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .command('runs')
     .description('run history from the run store, newest first')
     .option('--workflow <name>', 'only runs of this workflow')
-    .option('--status <status>', 'only runs with this status: running, succeeded, failed or cancelled')
+    .option('--status <status>', 'only runs with this status: running, waiting, succeeded, failed or cancelled')
     .option('--since <duration>', 'only runs that started within this long (e.g. 7d, 12h)')
     .option('--limit <n>', 'at most this many runs')
     .option('--json', 'print JSON')
@@ -114,6 +115,20 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
         runCommand('', { ...globals(), ...options, input: [], resume: { id, rerunUnknown: Boolean(options.rerunUnknown) } }, io),
       ),
     );
+
+  for (const [name, decision, description] of [
+    ['approve', 'approved', 'approve a step waiting for an approval (`policy.headless-ask: wait`); serve, or `runner resume`, then runs it'],
+    ['deny', 'denied', 'deny a step waiting for an approval; serve, or `runner resume`, then ends it denied with nothing sent'],
+  ] as const) {
+    program
+      .command(name)
+      .description(description)
+      .argument('<run>', 'run id (a unique prefix is enough), or `latest`')
+      .argument('<step>', 'the waiting step\'s id')
+      .option('--json', 'print the recorded answer as JSON: { run, step, approval }')
+      .addHelpText('after', '\nThe answer is recorded with the user name (RUNNER_USER, else the OS account) and the time.\nExit codes: 0 recorded; 2 the run or step is not waiting, was answered already, or its approval expired.')
+      .action(handle((run: string, step: string, options) => answerCommand(decision, run, step, { ...globals(), ...options }, io)));
+  }
 
   program
     .command('validate')

@@ -25,7 +25,15 @@ export const DEFAULT_RETRY: RetryPolicy = {
 };
 
 /** The policy when the config does not say: ask before destructive calls, allow the rest. */
-export const DEFAULT_POLICY: PolicyConfig = { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [] };
+export const DEFAULT_POLICY: PolicyConfig = {
+  readOnly: 'allow',
+  destructive: 'ask',
+  other: 'allow',
+  openWorld: 'allow',
+  headlessAsk: 'deny',
+  approvalTimeoutMs: 24 * 3_600_000,
+  rules: [],
+};
 
 /** An app as declared in runner.config.yaml or an imported mcpServers file, shape already validated. */
 export interface AppDeclaration {
@@ -132,6 +140,8 @@ function normalizePolicy(raw: RawConfig['policy']): PolicyConfig {
     destructive: raw?.destructive ?? DEFAULT_POLICY.destructive,
     other: raw?.other ?? DEFAULT_POLICY.other,
     openWorld: raw?.['open-world'] ?? DEFAULT_POLICY.openWorld,
+    headlessAsk: raw?.['headless-ask'] ?? DEFAULT_POLICY.headlessAsk,
+    approvalTimeoutMs: raw?.['approval-timeout'] !== undefined ? parseDuration(raw['approval-timeout'])! : DEFAULT_POLICY.approvalTimeoutMs,
     rules: (raw?.rules ?? []).map((rule) => ({ match: rule.match!, action: rule.action! })),
   };
 }

@@ -277,6 +277,13 @@ export const configSchema = {
         destructive: policyActionSchema('Tools that may be destructive (the MCP default). Default: ask.'),
         other: policyActionSchema('Tools that are not read-only and have destructiveHint: false. Default: allow.'),
         'open-world': policyActionSchema('Extra gate for tools with openWorldHint: true (the MCP default). Default: allow.'),
+        'headless-ask': {
+          type: 'string',
+          enum: ['deny', 'wait'],
+          description:
+            'What `ask` does when nobody can be asked (no TTY: serve, cron, CI): `deny` the call, or `wait`: the step waits for `runner approve RUN STEP` or `runner deny RUN STEP`. Default: deny.',
+        },
+        'approval-timeout': durationSchema('With `headless-ask: wait`: how long an approval waits for an answer before it counts as denied (expired). Default: 24h.'),
         rules: {
           type: 'array',
           description: 'First match wins; `match` is a glob on `app.tool`.',

@@ -199,6 +199,10 @@ export interface PolicyConfig {
   destructive: PolicyAction; // default ask
   other: PolicyAction; // default allow
   openWorld: PolicyAction; // default allow
+  /** What `ask` does with no TTY: deny the call, or wait for `runner approve`/`deny`. @default 'deny' */
+  headlessAsk: 'deny' | 'wait';
+  /** How long a waiting approval waits before it expires as denied. @default 86_400_000 (24h) */
+  approvalTimeoutMs: number;
   rules: PolicyRule[];
 }
 

@@ -2,6 +2,7 @@ import type { RunRecord, StepErrorRecord, StepStatus } from '../artifacts/run-re
 import type { RunEvent } from '../scheduler/events.js';
 import { formatMs } from '../config/durations.js';
 import { maskSecrets } from '../secrets.js';
+import { answerCommands } from '../scheduler/approval.js';
 
 export interface ProgressOptions {
   /** Where progress goes (stderr). */
@@ -19,6 +20,7 @@ export const STATUS_SYMBOLS: Record<StepStatus, string> = {
   pending: '·',
   queued: '◌',
   running: '▶',
+  waiting: '⏸',
   succeeded: '✔',
   failed: '✖',
   skipped: '↷',
@@ -100,7 +102,7 @@ function countItems(items: readonly { status: StepStatus }[]): string {
   const counts = new Map<StepStatus, number>();
   for (const item of items) counts.set(item.status, (counts.get(item.status) ?? 0) + 1);
   const done = items.length - (counts.get('pending') ?? 0) - (counts.get('queued') ?? 0) - (counts.get('running') ?? 0);
-  const finished = (['succeeded', 'failed', 'denied', 'cancelled', 'skipped'] as const).filter((status) => counts.get(status)).map((status) => `${counts.get(status)} ${status}`);
+  const finished = (['succeeded', 'failed', 'denied', 'cancelled', 'skipped', 'waiting'] as const).filter((status) => counts.get(status)).map((status) => `${counts.get(status)} ${status}`);
   const busy = (['running', 'queued'] as const).filter((status) => counts.get(status)).map((status) => `${counts.get(status)} ${status}`);
   return `${done}/${items.length} items done${finished.length ? `: ${finished.join(', ')}` : ''}${busy.length ? `; ${busy.join(', ')}` : ''}`;
 }
@@ -176,7 +178,15 @@ export function summaryLine(run: RunRecord, mask: (text: string) => string = (te
   const error = run.error?.message ? ` (${mask(run.error.message)})` : '';
   const files = run.steps.reduce((sum, step) => sum + step.files.length, 0);
   const where = run.endedAt ? `; ${files === 0 ? 'no files' : files === 1 ? '1 file' : `${files} files`} saved, outputs in ${run.dir}` : '';
-  return `run ${run.id} ${run.status}${took}: ${parts}${error}${where}`;
+  return `run ${run.id} ${run.status}${took}: ${parts}${error}${where}${approvalHint(run)}`;
+}
+
+/** For a waiting run: which steps wait, until when, and the commands that answer them. */
+function approvalHint(run: RunRecord): string {
+  if (run.status !== 'waiting') return '';
+  const waiting = run.steps.filter((step) => step.status === 'waiting');
+  const each = waiting.map((step) => `${step.id} (${answerCommands(run.id, step.id)}${step.approval ? `, expires ${step.approval.expiresAt}` : ''})`);
+  return `; waiting for approval: ${each.join('; ')}; then \`runner resume ${run.id}\` continues it (serve continues it by itself)`;
 }
 
 function describeError(error: StepErrorRecord, mask: (text: string) => string): string {

@@ -19,6 +19,7 @@ import type { CallEvent, PolicyOverrides } from './events.js';
 import type { Limits } from './limits.js';
 import { createElicitationHandler } from './elicit.js';
 import { decidePolicy, describeRemedy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
+import { answerCommands, settleApproval } from './approval.js';
 import { checkToolArguments, coerceToolArguments } from './validate-args.js';
 import { withDeadline } from './deadline.js';
 
@@ -124,6 +125,7 @@ export async function runCall(
     }
 
     const allowed = connection ? await applyPolicy(step, stepRecord, hints, args, env, item) : allowBuiltin(stepRecord);
+    if (allowed === 'wait') return waitForApproval(target, env, step, item);
     if (!allowed) return finish(target, 'denied', { kind: 'policy', message: deniedMessage(stepRecord), outcome: 'not-sent' }, env, step, item);
 
     const job: CallJob = {
@@ -260,7 +262,11 @@ function allowBuiltin(stepRecord: StepRecord): true {
   return true;
 }
 
-/** Decides allow/deny for this call, asking the user when the policy says ask and a TTY is there. */
+/**
+ * Decides allow/deny for this call, asking the user when the policy says ask
+ * and a TTY is there; with none, and `headless-ask: wait`, from the step's
+ * approval (`wait` while it has no answer).
+ */
 async function applyPolicy(
   step: Step,
   stepRecord: StepRecord,
@@ -268,13 +274,24 @@ async function applyPolicy(
   args: unknown,
   env: CallEnvironment,
   item: number | undefined,
-): Promise<boolean> {
+): Promise<boolean | 'wait'> {
   const decision = decidePolicy(step.uses, hints, env.config.policy);
   const resolved = resolveAsk(step.uses, decision, {
     yes: env.policy.yes,
     allow: env.policy.allow,
     interactive: env.policy.approver !== undefined,
+    headless: env.config.policy.headlessAsk,
   });
+  // A step answered with `runner approve`/`deny` keeps that answer when it runs again, even from a terminal.
+  const waits = resolved !== 'prompt' && resolved.action === 'ask';
+  const answered = resolved === 'prompt' && stepRecord.approval?.decision !== undefined;
+  if (waits || answered) {
+    const state = settleApproval(stepRecord, env.clock.now(), env.config.policy.approvalTimeoutMs);
+    stepRecord.policy = state.action === 'wait' ? 'ask' : state.action;
+    stepRecord.policyReason = `${decision.reason}; ${state.reason}`;
+    policyReasons.set(stepRecord, stepRecord.policyReason);
+    return state.action === 'wait' ? 'wait' : state.action === 'allow';
+  }
   if (resolved === 'prompt') {
     const approved = await env.policy.approver!({
       app: step.app,
@@ -288,6 +305,12 @@ async function applyPolicy(
     });
     stepRecord.policy = approved ? 'allow' : 'deny';
     stepRecord.policyReason = approved ? `${decision.reason}; allowed at the prompt` : `${decision.reason}; refused at the prompt`;
+    // A waiting step resumed on a terminal: the prompt's answer is its approval's answer.
+    const pending = stepRecord.approval;
+    if (pending && !pending.decision) {
+      const at = new Date(env.clock.now()).toISOString();
+      stepRecord.approval = { ...pending, decision: approved ? 'approved' : 'denied', ...(env.policy.user !== undefined && { by: env.policy.user }), at, via: 'cli' };
+    }
     policyReasons.set(stepRecord, stepRecord.policyReason);
     return approved;
   }
@@ -316,6 +339,15 @@ function finish(
   target.status = status;
   target.error = error;
   env.emit({ type: 'step', stepId: step.id, status, item, error });
+  env.changed(step.id, item);
+}
+
+/** Leaves the call unsent, waiting for `runner approve` or `runner deny`; the event says how to answer. */
+function waitForApproval(target: CallRecord, env: CallEnvironment, step: Step, item: number | undefined): void {
+  target.status = 'waiting';
+  target.error = null;
+  const reason = env.runId ? `needs approval: ${answerCommands(env.runId, step.id)}` : 'needs approval';
+  env.emit({ type: 'step', stepId: step.id, status: 'waiting', item, reason });
   env.changed(step.id, item);
 }
 

@@ -48,6 +48,8 @@ export interface PolicyOverrides {
   allow: string[];
   /** Asks the user on a TTY; absent → ask means deny. */
   approver?: Approver;
+  /** Who answers `approver`'s questions (recorded on a waiting step's approval). */
+  user?: string;
 }
 
 export type { PolicyAction };

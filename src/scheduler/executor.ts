@@ -205,7 +205,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const setStatus = (status: StepStatus, reason?: string, error: StepRecord['error'] = null) => {
       stepRecord.status = status;
       stepRecord.error = error;
-      if (status !== 'running' && stepRecord.startedAt) stepRecord.endedAt = iso(clock);
+      if (status !== 'running' && status !== 'waiting' && stepRecord.startedAt) stepRecord.endedAt = iso(clock);
       refreshView(stepRecord);
       emit({ type: 'step', run: record, stepId: step.id, status, reason, error });
       changed(step.id);
@@ -213,6 +213,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     if (controller.signal.aborted) return setStatus('cancelled', 'the run was stopped before this step started');
 
     const needs = step.needs.map((need) => recordsById.get(need)!);
+    // A need waiting for an approval (or held back by one) holds this step back too: it stays pending for the resume.
+    if (needs.some((need) => need.status === 'waiting' || need.status === 'pending')) return;
     // A step whose failure or denial is tolerated (continue-on-error) does not hold back what needs it.
     const tolerated = (need: StepRecord) => (need.status === 'failed' || need.status === 'denied') && stepsById.get(need.id)!.continueOnError;
     const blocking = needs.filter((need) => !(need.status === 'succeeded' || tolerated(need)));
@@ -240,7 +242,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const stepEnv: CallEnvironment = step.retry ? { ...callEnv, retry: mergeRetry(callEnv.retry, step.retry) } : callEnv;
     if (step.foreach === undefined) {
       await runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
-      stepRecord.endedAt = iso(clock);
+      if (stepRecord.status !== 'waiting') stepRecord.endedAt = iso(clock);
       refreshView(stepRecord);
       changed(step.id);
       return;
@@ -291,10 +293,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
       ? 'succeeded'
       : results.some((entry) => entry.status === 'cancelled')
         ? 'cancelled'
-        : results.every((entry) => entry.status === 'denied')
-          ? 'denied'
-          : 'failed';
-    const error = failed ? { ...failed.error!, message: `item ${failed.index}: ${failed.error?.message ?? failed.status}` } : null;
+        : results.some((entry) => entry.status === 'waiting')
+          ? 'waiting'
+          : results.every((entry) => entry.status === 'denied')
+            ? 'denied'
+            : 'failed';
+    const error = failed && status !== 'waiting' ? { ...failed.error!, message: `item ${failed.index}: ${failed.error?.message ?? failed.status}` } : null;
     setStatus(status, undefined, error);
   };
 
@@ -347,7 +351,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   if (controller.signal.aborted && controller.signal.reason instanceof CallAbortReason) {
     record.error = { message: controller.signal.reason.message };
   }
-  record.endedAt = iso(clock);
+  // A waiting run has not ended: its resume (or serve) ends it.
+  record.endedAt = record.status === 'waiting' ? null : iso(clock);
   record.durationMs = (previous ? activeMsBefore(previous) : 0) + (clock.now() - sessionStartMs);
   try {
     writeBehind.flush();
@@ -396,7 +401,10 @@ function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal)
   const failed = record.steps.some(
     (step) => (step.status === 'failed' || step.status === 'denied' || step.status === 'cancelled') && !tolerated.has(step.id),
   );
-  return failed || reason ? 'failed' : 'succeeded';
+  if (reason) return 'failed';
+  // Steps waiting for an approval leave the run open, whatever else failed: its resume decides how it ends.
+  if (record.steps.some((step) => step.status === 'waiting')) return 'waiting';
+  return failed ? 'failed' : 'succeeded';
 }
 
 function viewOf(step: StepRecord): StepView {

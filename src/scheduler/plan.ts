@@ -107,7 +107,7 @@ export async function planRun(
       planned.policy = { action: 'allow', reason: 'built-in' };
     } else {
       const decision = decidePolicy(step.uses, hints, config.policy);
-      const resolved = resolveAsk(step.uses, decision, { yes: policy.yes, allow: policy.allow, interactive: Boolean(options.interactive) });
+      const resolved = resolveAsk(step.uses, decision, { yes: policy.yes, allow: policy.allow, interactive: Boolean(options.interactive), headless: config.policy.headlessAsk });
       planned.policy = resolved === 'prompt' ? { action: 'ask', reason: `${decision.reason}; will prompt` } : resolved;
     }
     planned.retry = describeRetrySafety(hints, retry.unsafe, retry.attempts);

@@ -58,17 +58,21 @@ export function decidePolicy(qualifiedName: string, hints: ToolHints, policy: Po
   return { action, reason };
 }
 
-/** Changes an `ask` into allow or deny when nobody can be asked (DESIGN.md §3). */
+/**
+ * Changes an `ask` into allow or deny when nobody can be asked; with
+ * `headless: 'wait'` it stays `ask`: the step waits for `runner approve`.
+ */
 export function resolveAsk(
   qualifiedName: string,
   decision: PolicyDecision,
-  options: { yes: boolean; allow: readonly string[]; interactive: boolean },
+  options: { yes: boolean; allow: readonly string[]; interactive: boolean; headless?: 'deny' | 'wait' },
 ): PolicyDecision | 'prompt' {
   if (decision.action !== 'ask') return decision;
   if (options.yes) return { action: 'allow', reason: `${decision.reason}; --yes` };
   const glob = options.allow.find((pattern) => matchesGlob(pattern, qualifiedName));
   if (glob) return { action: 'allow', reason: `${decision.reason}; --allow ${glob}` };
   if (options.interactive) return 'prompt';
+  if (options.headless === 'wait') return { action: 'ask', reason: `${decision.reason}; waits for \`runner approve\` (headless-ask: wait)` };
   return { action: 'deny', reason: `${decision.reason}; ask without a TTY` };
 }
 
@@ -80,11 +84,13 @@ export function allowRuleFor(qualifiedName: string): string {
 /**
  * What a user can do about a denial, from its reason: for an ask nobody could
  * answer, `--yes`, `--allow` or a rule; for a class that denies, a rule; for a
- * rule that denies, that rule. Undefined when a person refused at the prompt.
+ * rule that denies, that rule; for an approval that expired, `--yes` on resume.
+ * Undefined when a person refused (at the prompt, or with `runner deny`).
  */
 export function describeRemedy(qualifiedName: string, reason: string): string | undefined {
-  if (reason.endsWith('refused at the prompt')) return undefined;
+  if (reason.endsWith('refused at the prompt') || reason.includes('; denied by ')) return undefined;
   const rule = `add \`${allowRuleFor(qualifiedName)}\` under policy.rules in runner.config.yaml`;
+  if (reason.includes('; approval expired')) return `to allow it, resume with --yes or --allow ${qualifiedName}, or answer within \`policy.approval-timeout\` next time`;
   if (reason.endsWith('ask without a TTY')) return `to allow it, run with --yes or --allow ${qualifiedName}, or ${rule}`;
   if (reason.startsWith('rule ')) return `to allow it, change the rule \`${reason.slice('rule '.length)}\` in policy.rules (the first matching rule decides)`;
   return `to allow it, ${rule}`;

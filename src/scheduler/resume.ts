@@ -44,7 +44,8 @@ export function resumeSteps(previous: RunRecord, workflow: Workflow, options: Pi
     }
     rerun.push(step.id);
     if (before?.items) earlierItems.set(step.id, before.items);
-    return { ...pendingRecord(step), history: before?.history ?? [] };
+    // An approval and its answer carry over: an approved step runs now, a denied one is denied without asking again.
+    return { ...pendingRecord(step), history: before?.history ?? [], ...(before?.approval && { approval: before.approval }) };
   });
   return { steps, kept, rerun, earlierItems };
 }

@@ -12,7 +12,7 @@ export interface PruneOptions extends RetentionPolicy {
 /**
  * The runs to delete, newest first: per workflow, those that started more
  * than `maxAgeMs` ago and those past the newest `maxRuns`. A run that a live
- * process is still executing is never among them.
+ * process is still executing, or one waiting for an approval, is never among them.
  */
 export function selectRunsToPrune(store: RunStore, options: PruneOptions, nowMs: number): RunSummary[] {
   const workflows = options.workflow !== undefined ? [options.workflow] : store.workflowNames();
@@ -31,7 +31,7 @@ export function selectRunsToPrune(store: RunStore, options: PruneOptions, nowMs:
       for (const run of store.listRuns({ workflow, offset: options.maxRuns })) chosen.set(run.id, run);
     }
   }
-  return [...chosen.values()].filter((run) => !live.has(run.id)).sort((a, b) => (a.id < b.id ? 1 : -1));
+  return [...chosen.values()].filter((run) => !live.has(run.id) && run.status !== 'waiting').sort((a, b) => (a.id < b.id ? 1 : -1));
 }
 
 /** Deletes runs: their folders first, then their rows (a folder that cannot be removed keeps its row). */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RunStatus } from '../artifacts/run-record.js';
 
 /** Every run status, each with its index set (runnerDeleteRun in redis-scripts.ts lists them too). */
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+export const RUN_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
 /**
  * The prefix of every key of one project: `runner:{<hash>}:`, the hash of its

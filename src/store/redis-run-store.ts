@@ -11,6 +11,7 @@ import { REDIS_SCRIPTS } from './redis-scripts.js';
 import { RedisSyncClient, redactUrl, valuesOf, type RedisCommand } from './redis-sync-client.js';
 import { currentOwner } from './run-owner.js';
 import { SqliteRunStore } from './sqlite-run-store.js';
+import { answerInRecord, type ApprovalAnswer, type ApprovalResult } from './approval-answer.js';
 import type { JournalEntry, RunChanges, RunFilter, RunOwner, RunStore, RunSummary, StoredRun } from './run-store.js';
 
 /** Version of the key layout; a runner that finds a newer one refuses to touch it. */
@@ -253,6 +254,22 @@ export class RedisRunStore implements RunStore {
         ...this.summaryOf(row),
         owner: row.owner ? { ...(JSON.parse(row.owner) as Omit<RunOwner, 'heartbeatMs'>), heartbeatMs: Number(row.heartbeatMs ?? 0) } : null,
       }));
+  }
+
+  answerApproval(runId: string, stepId: string, answer: ApprovalAnswer): ApprovalResult {
+    // Compare and set: decide on the record as read, write only if the run is still waiting and the record unchanged.
+    for (;;) {
+      const [status, json] = valuesOf(
+        this.client.exec({ kind: 'multi', commands: [['hget', this.keys.run(runId), 'status'], ['hget', this.keys.steps(runId), stepId]] }),
+        this.url,
+      ) as (string | null)[];
+      if (status === null || status === undefined) return { answered: false, reason: 'no-run' };
+      const entry = json ? (JSON.parse(json) as { position: number; record: Omit<StepRecord, 'items'> }) : undefined;
+      const result = answerInRecord(status as RunStatus, entry?.record, answer);
+      if (!result.answered) return result;
+      const next = JSON.stringify({ position: entry!.position, record: result.record });
+      if (this.client.call('runnerSetIfSame', this.keys.prefix, runId, stepId, json!, next) === 1) return { answered: true, approval: result.approval };
+    }
   }
 
   findRunByTriggerHash(workflow: string, hash: string): RunSummary | undefined {

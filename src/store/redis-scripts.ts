@@ -115,12 +115,24 @@ redis.call('DEL', key, prefix .. 'steps:' .. run, prefix .. 'itemsteps:' .. run,
   prefix .. 'outcomes:' .. run, prefix .. 'large:' .. run)
 redis.call('ZREM', prefix .. 'runs', run)
 redis.call('ZREM', prefix .. 'ids', run)
-for _, status in ipairs({ 'running', 'succeeded', 'failed', 'cancelled' }) do redis.call('ZREM', prefix .. 'runs:status:' .. status, run) end
+for _, status in ipairs({ 'running', 'waiting', 'succeeded', 'failed', 'cancelled' }) do redis.call('ZREM', prefix .. 'runs:status:' .. status, run) end
 if not row[1] then return 0 end
 local byWorkflow = prefix .. 'runs:wf:' .. row[1]
 redis.call('ZREM', byWorkflow, run)
 if redis.call('ZCARD', byWorkflow) == 0 then redis.call('SREM', prefix .. 'workflows', row[1]) end
 if row[2] then redis.call('ZREM', prefix .. 'runs:hash:' .. row[1] .. ':' .. row[2], run) end
+return 1`,
+  },
+  {
+    // Sets step ARGV[3] of run ARGV[2] to ARGV[5] if the run is still waiting and the step still ARGV[4]; 0 when either changed.
+    name: 'runnerSetIfSame',
+    numberOfKeys: 0,
+    lua: `
+local prefix, run = ARGV[1], ARGV[2]
+if redis.call('HGET', prefix .. 'run:' .. run, 'status') ~= 'waiting' then return 0 end
+local steps = prefix .. 'steps:' .. run
+if redis.call('HGET', steps, ARGV[3]) ~= ARGV[4] then return 0 end
+redis.call('HSET', steps, ARGV[3], ARGV[5])
 return 1`,
   },
   {

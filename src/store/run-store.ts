@@ -1,4 +1,5 @@
 import type { ItemRecord, RunRecord, RunStatus, StepRecord } from '../artifacts/run-record.js';
+import type { ApprovalAnswer, ApprovalResult } from './approval-answer.js';
 
 /**
  * The run store: runs, steps, foreach items, attempts (in each record's
@@ -36,8 +37,15 @@ export interface RunStore {
   releaseRun(id: string, owner: RunOwner): void;
   /** Notes that `owner` is alive (for owners on other hosts, who cannot be asked). */
   heartbeat(ids: string[], owner: RunOwner, nowMs: number): void;
-  /** Runs whose status is running or waiting, with their owner: what a restart looks for. */
+  /** Runs whose status is running, with their owner: what a restart looks for. */
   unfinishedRuns(workflows?: string[]): (RunSummary & { owner: RunOwner | null })[];
+  /**
+   * Records the answer to a waiting step's approval, only if the run is
+   * `waiting`, the step is `waiting` and nobody answered it yet: a compare and
+   * set, atomic across processes (two approvers, or an answer and the expiry:
+   * exactly one wins, the other learns what was recorded).
+   */
+  answerApproval(runId: string, stepId: string, answer: ApprovalAnswer): ApprovalResult;
   /** The newest run of `workflow` whose trigger has this content hash (`sha256:<hex>`). */
   findRunByTriggerHash(workflow: string, hash: string): RunSummary | undefined;
   /** Every workflow that has runs. */

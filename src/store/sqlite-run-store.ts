@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { ItemRecord, RunRecord, RunStatus, StepRecord } from '../artifacts/run-record.js';
 import { RunnerError } from '../errors.js';
 import { LARGE_VALUES_SCHEMA, LargeValues, ownerKey, RUN_RECORD, STEP_RECORD } from './large-values.js';
+import { answerInRecord, type ApprovalAnswer, type ApprovalResult } from './approval-answer.js';
 import type { JournalEntry, RunChanges, RunFilter, RunOwner, RunStore, RunSummary, StoredRun } from './run-store.js';
 
 /** The store's file under the artifacts folder. */
@@ -128,6 +129,9 @@ export class SqliteRunStore implements RunStore {
       openIntents: db.prepare(`SELECT * FROM journal WHERE run_id = ? AND outcome IS NULL ORDER BY sent_at`),
       getRun: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       getSteps: db.prepare(`SELECT step_id, record FROM steps WHERE run_id = ? ORDER BY position`),
+      getStep: db.prepare(`SELECT record FROM steps WHERE run_id = ? AND step_id = ?`).pluck(),
+      runStatus: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
+      setStepRecord: db.prepare(`UPDATE steps SET record = ? WHERE run_id = ? AND step_id = ?`),
       getItems: db.prepare(`SELECT step_id, idx, record FROM items WHERE run_id = ? ORDER BY step_id, idx`),
       matchIds: db.prepare(`SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id DESC LIMIT ?`).pluck(),
       owner: db.prepare(`SELECT owner_host, owner_pid, owner_started, heartbeat_ms FROM runs WHERE id = ?`),
@@ -313,6 +317,23 @@ export class SqliteRunStore implements RunStore {
       (this.db.prepare(`SELECT * FROM runs WHERE status = 'running' ORDER BY id`).all() as Row[])
         .filter((row) => !workflows || workflows.includes(row.workflow as string))
         .map((row) => ({ ...this.summaryOf(row), owner: ownerOf(row) })),
+    );
+  }
+
+  answerApproval(runId: string, stepId: string, answer: ApprovalAnswer): ApprovalResult {
+    return this.guard(() =>
+      this.db
+        .transaction((): ApprovalResult => {
+          const status = this.statements.runStatus.get(runId) as RunStatus | undefined;
+          if (status === undefined) return { answered: false, reason: 'no-run' };
+          const json = this.statements.getStep.get(runId, stepId) as string | undefined;
+          // The stored record keeps its large strings as placeholders: only `approval` changes, so they stay as they are.
+          const result = answerInRecord(status, json === undefined ? undefined : (JSON.parse(json) as Omit<StepRecord, 'items'>), answer);
+          if (!result.answered) return result;
+          this.statements.setStepRecord.run(JSON.stringify(result.record), runId, stepId);
+          return { answered: true, approval: result.approval };
+        })
+        .immediate(),
     );
   }
 

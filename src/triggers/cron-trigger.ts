@@ -117,7 +117,7 @@ export class CronTrigger {
     const skip = (reason: string) => host.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'skipped', reason });
     if (host.isStopping()) return skip('the runner is stopping');
     const action = this.gate.offer(() => host.launch(workflow, trigger) ?? Promise.resolve());
-    if (action === 'queued') host.emit({ type: 'trigger', workflow: workflow.name, trigger, action, reason: 'overlap: queue (the previous run still runs)' });
-    if (action === 'skipped') skip(`overlap: ${this.gate.mode} (the previous run still runs${this.gate.mode === 'queue' ? ' and the queue is full' : ''})`);
+    if (action === 'queued') host.emit({ type: 'trigger', workflow: workflow.name, trigger, action, reason: 'overlap: queue (the previous run has not ended)' });
+    if (action === 'skipped') skip(`overlap: ${this.gate.mode} (the previous run has not ended${this.gate.mode === 'queue' ? '; the queue is full' : ''})`);
   }
 }

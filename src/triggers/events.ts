@@ -1,4 +1,4 @@
-import type { RunStatus } from '../artifacts/run-record.js';
+import type { ApprovalDecision, RunStatus } from '../artifacts/run-record.js';
 import type { Drift } from '../lock/types.js';
 import type { FileEvent } from './file-settle.js';
 
@@ -59,6 +59,8 @@ export type ServiceEvent =
       path?: string;
       reason: string;
     }
+  /** A waiting run's approvals were answered (or expired): serve continues it now. */
+  | { type: 'answered'; workflow: string; runId: string; steps: { id: string; decision: ApprovalDecision; by?: string; at?: string }[] }
   | { type: 'warning'; workflow?: string; message: string }
   /** The workflow's tools differ from runner.lock (reported once per distinct diff); with `stops`, its runs do not start. */
   | { type: 'lock-drift'; workflow: string; file: string; stops: boolean; drifts: Drift[]; diff: string }

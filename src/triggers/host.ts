@@ -10,8 +10,9 @@ export interface TriggerHost {
   isStopping(): boolean;
   /**
    * Starts a run unless the runner is stopping; `finish` runs after it and may
-   * say where the triggering file went. Returns the promise of the whole run,
-   * or undefined when nothing started.
+   * say where the triggering file went. Returns the promise of the whole run
+   * (a run that waits for an approval settles it only once it has ended for
+   * good), or undefined when nothing started.
    */
   launch(workflow: Workflow, trigger: TriggerRecord, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): Promise<void> | undefined;
   emit(event: ServiceEvent): void;

@@ -24,6 +24,8 @@ export interface RecoveryHost {
   emit(event: ServiceEvent): void;
   /** Starts the resumed run; `finish` does the trigger's bookkeeping after it. */
   resume(workflow: Workflow, trigger: TriggerRecord, resume: ResumeOptions, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): void;
+  /** Watches a waiting run until its approvals are answered, then continues it; `finish` as for resume. */
+  watchApproval(workflow: Workflow, trigger: TriggerRecord, runId: string, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): void;
 }
 
 /**
@@ -56,6 +58,24 @@ export async function resumeInterruptedRuns(host: RecoveryHost, workflows: Workf
   }
 }
 
+/**
+ * Before any trigger starts: the watch- and schedule-triggered runs of these
+ * workflows that wait for an approval (a runner stopped while they waited)
+ * are watched again, to be continued once answered. A watched file's content
+ * marker is taken again, so its file is neither run again nor released.
+ * Manual runs are left to `runner resume`.
+ */
+export async function watchWaitingRuns(host: RecoveryHost, workflows: Workflow[]): Promise<void> {
+  for (const workflow of workflows) {
+    for (const summary of host.store.listRuns({ workflow: workflow.name, status: 'waiting' })) {
+      const trigger = summary.trigger as TriggerRecord;
+      if (trigger.type !== 'watch' && trigger.type !== 'schedule') continue;
+      const finish = trigger.type === 'watch' ? await retakeFile(host, workflow, trigger) : undefined;
+      host.watchApproval(workflow, trigger, summary.id, finish);
+    }
+  }
+}
+
 /** Takes a resumed watch run's content marker again, and says what to do with its file when the run ends. */
 async function retakeFile(host: RecoveryHost, workflow: Workflow, trigger: TriggerRecord & { type: 'watch' }) {
   const hash = trigger.hash?.replace(/^sha256:/, '');
@@ -79,7 +99,7 @@ export async function recoverLostTriggers(host: RecoveryHost, workflow: Workflow
   const lost = new Map<string, ContentMark>();
   for (const mark of await host.seen.abandoned(workflow.name, host.nowMs())) {
     const run = host.store.findRunByTriggerHash(workflow.name, `sha256:${mark.hash}`);
-    if (run && run.status !== 'running') {
+    if (run && run.status !== 'running' && run.status !== 'waiting') {
       await host.seen.finish(workflow.name, mark.hash, { runId: run.id, path: mark.path, succeeded: run.status === 'succeeded' }, host.nowMs());
     } else if (!run) lost.set(mark.hash, mark);
     // An unfinished run that resumeInterruptedRuns did not take belongs to a live runner.
@@ -104,7 +124,7 @@ async function sweepProcessing(host: RecoveryHost, workflow: Workflow, trigger: 
     try {
       const hash = await hashFile(path);
       const run = host.store.findRunByTriggerHash(workflow.name, `sha256:${hash}`);
-      if (run?.status === 'running') continue; // resumed now, or a live runner's: its own finish moves the file
+      if (run?.status === 'running' || run?.status === 'waiting') continue; // resumed now, waiting, or a live runner's: its own finish moves the file
       if (run) {
         const movedTo = await releaseClaim(path, run.status === 'succeeded' ? 'done' : 'failed');
         host.emit({ type: 'recovered', workflow: workflow.name, runId: run.id, action: 'released', path, reason: `its run had ${run.status}; moved to ${movedTo}` });

@@ -24,7 +24,10 @@ import { CronTrigger } from './cron-trigger.js';
 import type { ServiceEvent, TriggerRecord } from './events.js';
 import { FileTrigger } from './file-trigger.js';
 import type { FiringHandoff } from './handoff.js';
-import { recoverLostTriggers, resumeInterruptedRuns, type RecoveryHost } from './recover.js';
+import { recoverLostTriggers, resumeInterruptedRuns, watchWaitingRuns, type RecoveryHost } from './recover.js';
+import { checkApprovals } from './approval-watch.js';
+import { takeOverRun } from '../store/take-over.js';
+import { RunnerError } from '../errors.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
 import { locksFolder, pruneOccurrenceLocks } from './occurrence-lock.js';
 import { ScheduleCursorStore } from './schedule-cursor.js';
@@ -47,6 +50,8 @@ export interface TriggerServiceOptions {
   watchTuning?: { pollMs?: number; stableChecks?: number };
   /** How late an occurrence may fire and still count as on time. @default 5000 */
   lateToleranceMs?: number;
+  /** How often a waiting run's approvals are looked up in the run store (SQLite cannot notify). @default 1000 */
+  approvalPollMs?: number;
 }
 
 interface InFlightRun {
@@ -70,6 +75,8 @@ export class TriggerService implements TriggerHost {
   private readonly limits: Limits;
   private readonly workflowQueues = new Map<string, PQueue | null>();
   private readonly runs = new Map<string, InFlightRun>();
+  /** Runs that ended waiting for an approval, each until it goes on and ends for good: what `overlap` waits for. */
+  private readonly waiting = new Map<string, Promise<void>>();
   /** Trigger work between "fired" and "run launched" (hashing, claiming, locking). */
   private readonly tracked = new Set<Promise<void>>();
   private readonly files: FileTrigger[] = [];
@@ -103,6 +110,8 @@ export class TriggerService implements TriggerHost {
     const recovery = this.recoveryHost(this.store);
     // Runs a runner left unfinished when it died go on first, before any trigger can start their file again.
     await resumeInterruptedRuns(recovery, workflows);
+    // Triggered runs left waiting for an approval (by this service before a restart) are watched again.
+    await watchWaitingRuns(recovery, workflows);
     const cursors = new ScheduleCursorStore(config.artifacts);
     const locks = locksFolder(config.artifacts);
     const handoff = config.queue ? await this.openHandoff(config.queue) : undefined;
@@ -221,7 +230,8 @@ export class TriggerService implements TriggerHost {
     if (!resume) this.emit({ type: 'trigger', workflow: workflow.name, trigger, action: 'run', runId });
     const done = this.execute(workflow, trigger, runId, controller.signal, finish, resume).finally(() => this.runs.delete(runId));
     this.runs.set(runId, { controller, done });
-    return done;
+    // A run that ends waiting is not over yet: what launch returns (what `overlap` holds on to) settles once it is.
+    return done.then(() => this.waiting.get(runId));
   }
 
   private async execute(
@@ -261,13 +271,11 @@ export class TriggerService implements TriggerHost {
     } catch (error) {
       this.emit({ type: 'warning', workflow: workflow.name, message: `run ${runId} could not run: ${messageOf(error)}` });
     }
-    let movedTo: string | undefined;
-    try {
-      movedTo = await finish?.(record);
-    } catch (error) {
-      this.emit({ type: 'warning', workflow: workflow.name, message: `after run ${runId}: ${messageOf(error)}` });
-    }
+    // A waiting run is not over: the trigger's bookkeeping (`finish`) waits until it ends, after its approvals are answered.
+    const waiting = record?.status === 'waiting';
+    const movedTo = waiting ? undefined : await this.finishTrigger(workflow, runId, record, finish);
     if (!record) return;
+    if (waiting) this.waiting.set(runId, this.watchApproval(workflow, trigger, runId, finish));
     this.applyRetention(workflow);
     this.emit({
       type: 'run-finished',
@@ -309,6 +317,65 @@ export class TriggerService implements TriggerHost {
     if (report) emit();
   }
 
+  private async finishTrigger(
+    workflow: Workflow,
+    runId: string,
+    record: RunRecord | undefined,
+    finish?: (record: RunRecord | undefined) => Promise<string | undefined>,
+  ): Promise<string | undefined> {
+    try {
+      return await finish?.(record);
+    } catch (error) {
+      this.emit({ type: 'warning', workflow: workflow.name, message: `after run ${runId}: ${messageOf(error)}` });
+      return undefined;
+    }
+  }
+
+  /**
+   * Looks a waiting run up in the store every `approvalPollMs` until one of
+   * its approvals is answered (`runner approve`/`deny`, the UI, any process)
+   * or expires (recorded here), then continues it in this process. Stops
+   * watching when the run is no longer waiting (`runner resume` took it) or
+   * the service stops (a restart watches it again). Resolves when the run
+   * has ended for good (the continued run too) or is no longer watched.
+   */
+  watchApproval(workflow: Workflow, trigger: TriggerRecord, runId: string, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): Promise<void> {
+    const store = this.store;
+    if (!store) return Promise.resolve();
+    const pollMs = this.options.approvalPollMs ?? 1000;
+    let continued: Promise<void> | undefined;
+    // Only the watching is tracked: a stop must not wait for the continued run beyond its grace period.
+    const watching = (async () => {
+      while (!this.triggers.signal.aborted) {
+        await this.clock.sleep(pollMs, this.triggers.signal).catch(() => undefined);
+        if (this.triggers.signal.aborted) return;
+        const check = checkApprovals(store, runId, this.clock.now());
+        if (check.state === 'gone') return;
+        if (check.state === 'waiting') continue;
+        let record: RunRecord;
+        try {
+          record = takeOverRun(store, check.stored, { owner: this.owner, nowMs: this.clock.now(), secrets: this.options.config.secretEntries });
+        } catch (error) {
+          if (error instanceof RunnerError && error.code === 'busy') return; // another process continues it
+          throw error;
+        }
+        this.emit({ type: 'answered', workflow: workflow.name, runId, steps: check.steps });
+        continued = this.launch(workflow, trigger, finish, { record, rerunUnknown: false });
+        if (!continued) store.releaseRun(runId, this.owner);
+        return;
+      }
+    })();
+    this.track(watching);
+    // Out of `waiting` once watching ends, before the continued run can end (waiting again puts it back): no cycle.
+    const ended: Promise<void> = watching
+      .catch(() => undefined)
+      .then(() => {
+        if (this.waiting.get(runId) === ended) this.waiting.delete(runId);
+        return continued;
+      });
+    return ended;
+  }
+
   /** `retention:` of the config, applied to a workflow's history after each of its runs. */
   private applyRetention(workflow: Workflow): void {
     const { retention } = this.options.config;
@@ -333,6 +400,7 @@ export class TriggerService implements TriggerHost {
       nowMs: () => this.clock.now(),
       emit: (event) => this.emit(event),
       resume: (workflow, trigger, resume, finish) => void this.launch(workflow, trigger, finish, resume),
+      watchApproval: (workflow, trigger, runId, finish) => void this.watchApproval(workflow, trigger, runId, finish),
     };
   }
 

@@ -24,7 +24,7 @@ table.runs{width:100%}
 .bar-run{max-width:1200px;margin:0 auto;padding:.4rem 1rem 0}
 `;
 
-const STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
 /** The page shell: the UI's header, its stylesheet, and the one script (live updates, actions). */
 export function page(title: string, body: string, context: PageContext): string {
@@ -102,14 +102,33 @@ function olderQuery(filter: RunsPageInput['filter'], before: number): string {
  * sends one that lets the UI's script in), with the UI's header and a live
  * region the script keeps current while the run goes on.
  */
-export function renderRunPage(reportHtml: string, run: { id: string; workflow: string; status: RunStatus }, context: PageContext): string {
+export function renderRunPage(
+  reportHtml: string,
+  run: { id: string; workflow: string; status: RunStatus; steps: { id: string; status: string; approval?: { decision?: string } }[] },
+  context: PageContext,
+): string {
   const bodyStart = reportHtml.indexOf('<body>') + '<body>'.length;
   const body = reportHtml.slice(bodyStart, reportHtml.lastIndexOf('</body>'));
-  const live = run.status === 'running' ? 'live: this page follows the run' : `the run ${run.status}`;
+  const live = run.status === 'running' ? 'live: this page follows the run' : run.status === 'waiting' ? 'the run waits for an approval' : `the run ${run.status}`;
   const actions =
     context.token && (run.status === 'failed' || run.status === 'cancelled')
       ? `<div class="actions"><button type="button" data-action="resume" data-run="${escapeHtml(run.id)}">resume this run</button></div>`
-      : '';
+      : context.token && run.status === 'waiting'
+        ? `<div class="actions">${answerButtons(run)}</div>`
+        : '';
   const bar = `<div class="bar-run"><p class="live" role="status" aria-live="polite" id="live" data-run="${escapeHtml(run.id)}" data-status="${escapeHtml(run.status)}">${escapeHtml(live)}</p>${actions}<p class="live" id="action-status" role="status" aria-live="polite"></p></div>`;
   return page(`${run.workflow} ${run.id}: ${run.status}`, bar + body, context);
+}
+
+/** Approve and deny for each step of a waiting run that waits for an answer. */
+function answerButtons(run: { id: string; steps: { id: string; status: string; approval?: { decision?: string } }[] }): string {
+  const attributes = (step: string) => `data-run="${escapeHtml(run.id)}" data-step="${escapeHtml(step)}"`;
+  return run.steps
+    .filter((step) => step.status === 'waiting' && !step.approval?.decision)
+    .map(
+      (step) =>
+        `<button type="button" data-action="approve" ${attributes(step.id)}>approve ${escapeHtml(step.id)}</button>` +
+        `<button type="button" data-action="deny" ${attributes(step.id)}>deny ${escapeHtml(step.id)}</button>`,
+    )
+    .join('');
 }

@@ -49,15 +49,18 @@ export const UI_SCRIPT = String.raw`
 
   async function act(button) {
     var action = button.getAttribute('data-action');
-    var url = action === 'resume' ? '/runs/' + encodeURIComponent(button.getAttribute('data-run')) + '/resume' : '/workflows/' + encodeURIComponent(button.getAttribute('data-workflow')) + '/run';
+    var run = '/runs/' + encodeURIComponent(button.getAttribute('data-run'));
+    var answer = action === 'approve' || action === 'deny';
+    var url = action === 'resume' ? run + '/resume' : answer ? run + '/steps/' + encodeURIComponent(button.getAttribute('data-step')) + '/' + action : '/workflows/' + encodeURIComponent(button.getAttribute('data-workflow')) + '/run';
     button.disabled = true;
-    say(action === 'resume' ? 'resuming…' : 'starting ' + button.getAttribute('data-workflow') + '…');
+    say(action === 'resume' ? 'resuming…' : answer ? action + '…' : 'starting ' + button.getAttribute('data-workflow') + '…');
     try {
       var response = await fetch(url, { method: 'POST', headers: { 'x-runner-token': token || '' } });
       var body = await response.json().catch(function () { return {}; });
       if (!response.ok) { say('refused: ' + (body.error || response.status)); return; }
       say(body.message || 'started');
       if (body.run) location.assign('/runs/' + encodeURIComponent(body.run) + '/');
+      else if (answer) location.reload();
     } catch (error) {
       say('failed: ' + error);
     } finally {

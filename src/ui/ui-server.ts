@@ -11,6 +11,9 @@ import { gatherReportData } from '../report/html/report-data.js';
 import { renderReport } from '../report/html/render-report.js';
 import { displayRecord } from '../store/run-history.js';
 import type { RunFilter, RunStore, StoredRun } from '../store/run-store.js';
+import { RunnerError } from '../errors.js';
+import { approverName } from '../scheduler/approval.js';
+import { answerWaitingStep } from '../scheduler/answer-approval.js';
 import { startCliAction } from './actions.js';
 import { renderRunPage, renderRunsPage, type PageContext } from './pages.js';
 import { serveFileUnder } from './run-files.js';
@@ -31,7 +34,7 @@ export interface UiOptions {
 
 /** Runs shown per page of the list. */
 const PAGE_SIZE = 200;
-const STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 /** A comment every so often keeps proxies and browsers from closing a quiet event stream. */
 const KEEPALIVE_MS = 15_000;
 
@@ -41,7 +44,7 @@ const CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 
 /**
  * The UI as a Hono app: the runs list with filters, a run's page (its
  * report) that follows the run over server-sent events, the run's files,
- * and with `allowActions` two actions (resume, run now). Every request must
+ * and with `allowActions` the actions (resume, run now, approve or deny a waiting step). Every request must
  * name this server in `Host` (a page of another site that resolves its own
  * name to 127.0.0.1 gets nothing); actions also need the per-start token and
  * a same-origin `Origin`.
@@ -153,6 +156,27 @@ export function createUiApp(options: UiOptions): { app: Hono; token?: string; se
       if (!started.runId) return c.json({ error: `runner resume did not start (see ${started.log})` }, 500);
       return c.json({ run: started.runId, message: `resumed; output in ${started.log}` }, 202);
     });
+    // Approve and deny answer in the store at once (no process to start): serve, or a resume, then continues the run.
+    const answer = (decision: 'approved' | 'denied') => (c: Context) => {
+      const refused = guard(c);
+      if (refused) return refused;
+      try {
+        const { runId, stepId, approval } = answerWaitingStep(options.store, options.artifacts, {
+          run: c.req.param('id')!,
+          step: c.req.param('step')!,
+          decision,
+          by: approverName(process.env),
+          via: 'ui',
+          nowMs: Date.now(),
+        });
+        return c.json({ approval, message: `${decision} step ${stepId} of run ${runId} as ${approval.by}; serve continues it by itself, or resume it` }, 200);
+      } catch (error) {
+        if (!(error instanceof RunnerError)) throw error;
+        return c.json({ error: error.hint ? `${error.message} (${error.hint})` : error.message }, error.code === 'not-found' ? 404 : 409);
+      }
+    };
+    app.post('/runs/:id/steps/:step/approve', answer('approved'));
+    app.post('/runs/:id/steps/:step/deny', answer('denied'));
     app.post('/workflows/:name/run', async (c) => {
       const refused = guard(c);
       if (refused) return refused;

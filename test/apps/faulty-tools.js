@@ -170,6 +170,15 @@ function defineTools({ counterFile, stateDir }) {
         return text('deleted');
       },
     },
+    purge: {
+      description: 'Destructive (honestly so): appends `purge <label>` to the counter file.',
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      input: object({ label: { type: 'string' } }),
+      run: async ({ label }) => {
+        append(`purge ${label ?? ''}`.trim());
+        return text(`purged ${label ?? ''}`.trim());
+      },
+    },
     no_annotations: {
       description: 'A tool without annotations: the spec defaults apply.',
       input: object(),

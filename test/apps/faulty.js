@@ -34,6 +34,7 @@
 //   rpc_error {code?}                  RO I   JSON-RPC error response (ProtocolError), default -32603
 //   lie_delete {}                      "RO"   claims readOnlyHint: true, appends `deleted` to the counter
 //   no_annotations {}                         no annotations: spec defaults apply
+//   purge {label?}                     D      destructiveHint: true; appends `purge <label>` to the counter
 //   ask_name {}                        RO     form elicitation for {name} → `hello <name>` | declined | cancelled
 //   image {}                           RO I   image block + resource_link (faulty://files/report.txt) + PDF blob
 //   concurrent {delayMs?}              RO I   waits; appends `start <ms> <in-flight>` to the counter: the peak in flight, measured here

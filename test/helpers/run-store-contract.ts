@@ -238,6 +238,49 @@ export function describeRunStoreContract(name: string, makeStore: () => StoreUnd
     );
 
     it(
+      'answers a waiting step once: the first of two answers wins, an expiry only after expiresAt, nothing on a run or step that does not wait',
+      withStores((store, second) => {
+        const id = '20260101-000000-000-aaaa';
+        const approval = { requestedAt: '2026-01-01T00:00:01.000Z', expiresAt: '2026-01-01T01:00:01.000Z' };
+        const big = 'z'.repeat(2_000_000); // a large string stays as it was around the answer
+        save(store, run(id, 'wf', 'waiting', [{ ...step('gate', 'waiting'), approval, text: big }, step('done', 'succeeded'), step('later')]));
+        const at = '2026-01-01T00:30:00.000Z';
+        expect(store.answerApproval(id, 'done', { decision: 'approved', by: 'ana', at, via: 'cli' })).toEqual({ answered: false, reason: 'step-not-waiting', stepStatus: 'succeeded' });
+        expect(store.answerApproval(id, 'nope', { decision: 'approved', by: 'ana', at, via: 'cli' })).toEqual({ answered: false, reason: 'no-step' });
+        expect(store.answerApproval('20990101-000000-000-ffff', 'gate', { decision: 'approved', at, via: 'cli' })).toEqual({ answered: false, reason: 'no-run' });
+        expect(store.answerApproval(id, 'gate', { decision: 'expired', at, via: 'timeout' })).toMatchObject({ answered: false, reason: 'not-expired' });
+
+        // Two processes answer: one wins, the other is told what was recorded.
+        const first = store.answerApproval(id, 'gate', { decision: 'approved', by: 'ana', at, via: 'cli' });
+        const late = second.answerApproval(id, 'gate', { decision: 'denied', by: 'bo', at: '2026-01-01T00:30:01.000Z', via: 'ui' });
+        expect(first).toEqual({ answered: true, approval: { ...approval, decision: 'approved', by: 'ana', at, via: 'cli' } });
+        expect(late).toEqual({ answered: false, reason: 'answered', approval: { ...approval, decision: 'approved', by: 'ana', at, via: 'cli' } });
+        const stored = second.getRun(id)!.steps[0]!.record;
+        expect(stored).toMatchObject({ status: 'waiting', approval: { decision: 'approved', by: 'ana' } });
+        expect(stored.text === big).toBe(true);
+
+        // A run that is not waiting (resumed meanwhile) takes no answer.
+        const other = '20260101-000001-000-aaaa';
+        save(store, run(other, 'wf', 'running', [{ ...step('gate', 'waiting'), approval }]));
+        expect(second.answerApproval(other, 'gate', { decision: 'denied', by: 'bo', at, via: 'cli' })).toEqual({ answered: false, reason: 'run-not-waiting', runStatus: 'running' });
+        expect(store.listRuns({ status: 'waiting' }).map((r) => r.id)).toEqual([id]);
+      }),
+    );
+
+    it(
+      'an answer after expiresAt records the expiry instead; the expiry and a person race, one wins',
+      withStores((store, second) => {
+        const id = '20260101-000000-000-aaaa';
+        const approval = { requestedAt: '2026-01-01T00:00:01.000Z', expiresAt: '2026-01-01T00:00:02.000Z' };
+        save(store, run(id, 'wf', 'waiting', [{ ...step('a', 'waiting'), approval }, { ...step('b', 'waiting'), approval }]));
+        const at = '2026-01-01T00:00:03.000Z';
+        expect(store.answerApproval(id, 'a', { decision: 'approved', by: 'ana', at, via: 'cli' })).toEqual({ answered: true, approval: { ...approval, decision: 'expired', at, via: 'timeout' } });
+        expect(store.answerApproval(id, 'b', { decision: 'expired', at, via: 'timeout' })).toMatchObject({ answered: true });
+        expect(second.answerApproval(id, 'b', { decision: 'denied', by: 'bo', at, via: 'cli' })).toMatchObject({ answered: false, reason: 'answered', approval: { decision: 'expired' } });
+      }),
+    );
+
+    it(
       'gives back large strings exactly (steps, items, run inputs), also after items are trimmed',
       withStores((store, second) => {
         const text = `${'x'.repeat(3_000_000)}"\u{1F600}\ud800\\`; // a pair, a lone surrogate, escapes

@@ -121,6 +121,12 @@ describe('runner check', () => {
     const report = JSON.parse(json.stdout) as CheckReport;
     expect(report.denied).toEqual(['nightly/drop']);
     expect(report.workflows[0]!.steps[2]).toMatchObject({ policy: { action: 'ask', rule: 'sheet.insert_image', class: null }, headless: 'deny', denied: false });
+
+    // With approvals that wait, the triggered workflow's ask pauses for `runner approve` instead of being refused.
+    workspace.write('runner.config.yaml', readFileSync(workspace.config, 'utf8').replace('policy:\n', 'policy:\n  headless-ask: wait\n'));
+    const waits = JSON.parse((await runCli(['check', file, '--json'], { cwd: workspace.dir, env: SECRETS })).stdout) as CheckReport;
+    expect(waits.denied).toEqual(['nightly/drop']);
+    expect(waits.workflows[0]!.steps[2]).toMatchObject({ headless: 'wait', denied: false });
   });
 
   it('exits 1 naming a step whose app cannot be reached, and 2 for a broken workflow', async () => {

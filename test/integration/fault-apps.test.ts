@@ -148,7 +148,7 @@ describe('negotiation', () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual(
-      ['ask_name', 'big', 'bigImage', 'concurrent', 'crash', 'crash_once', 'echo', 'fail', 'hang', 'image', 'lie_delete', 'no_annotations', 'rpc_error', 'slow', 'work'],
+      ['ask_name', 'big', 'bigImage', 'concurrent', 'crash', 'crash_once', 'echo', 'fail', 'hang', 'image', 'lie_delete', 'no_annotations', 'purge', 'rpc_error', 'slow', 'work'],
     );
     expect(byName.echo.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
     expect(byName.work.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliPath, createWorkspace, faultyApp } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
 
 /** Runs the CLI on a pseudo-terminal (util-linux `script`), answering prompts as they appear. */
 function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string][]): Promise<{ code: number | null; screen: string }> {
@@ -67,5 +67,21 @@ describe('on a terminal', () => {
     const record = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'));
     expect(record.steps[0].items.map((item: { status: string }) => item.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(record.steps[1]).toMatchObject({ status: 'succeeded', policy: 'allow' });
+  });
+
+  it('resuming a waiting run on a terminal asks about a step nobody answered, and records that answer as its approval', async () => {
+    const ws = createWorkspace('');
+    ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', join(ws.dir, 'counter.txt')])}\npolicy:\n  headless-ask: wait\n`);
+    const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: one\n    uses: faulty.purge\n  - id: two\n    uses: faulty.purge\n');
+    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const { id } = JSON.parse(first.stdout);
+    expect((await runCli(['--config', ws.config, 'approve', id, 'one'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } })).code).toBe(0);
+    const { code, screen } = await runOnTerminal(['--config', ws.config, 'resume', id], ws.dir, [[/Allow\? \[y\] yes, this call/, 'y\n']]);
+    expect(code).toBe(0);
+    expect(screen).toContain('faulty.purge (step two) needs approval');
+    const record = JSON.parse(readFileSync(join(ws.artifacts, 'wf', id, 'run.json'), 'utf8'));
+    expect(record.steps[0]).toMatchObject({ status: 'succeeded', approval: { decision: 'approved', by: 'ana', via: 'cli' } });
+    expect(record.steps[1]).toMatchObject({ status: 'succeeded', policyReason: 'destructive; allowed at the prompt', approval: { decision: 'approved', by: expect.any(String), via: 'cli' } });
+    expect(readFileSync(join(ws.dir, 'counter.txt'), 'utf8')).toBe('purge\npurge\n');
   });
 });

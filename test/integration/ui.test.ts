@@ -133,4 +133,33 @@ describe('runner ui: the server', () => {
     expect(done.status).toBe(409);
     expect((await done.json()).error).toContain('succeeded');
   });
+
+  it('approves or denies a waiting step from its page: buttons only with actions on, the same guards, the answer recorded once with its user', async () => {
+    const id = '20261130-235958-000-beef';
+    const approval = { requestedAt: '2026-11-30T23:59:58.000Z', expiresAt: '2099-01-01T00:00:00.000Z' };
+    save(store, { ...run(id, 'gate', 'waiting', [step('first', 'succeeded'), { ...step('purge', 'waiting'), approval }, { ...step('wipe', 'waiting'), approval }]), dir: join(artifacts, 'gate', id) });
+    const readOnly = await (await ui().get(`/runs/${id}/`)).text();
+    expect(readOnly).not.toContain('data-action="approve"');
+    expect((await ui().post(`/runs/${id}/steps/purge/approve`, { origin: ORIGIN })).status).toBe(404);
+
+    const { post, get, token } = ui({ allowActions: true });
+    const page = await (await get(`/runs/${id}/`)).text();
+    expect(page).toContain(`data-action="approve" data-run="${id}" data-step="purge"`);
+    expect(page).toContain(`data-action="deny" data-run="${id}" data-step="wipe"`);
+    expect((await post(`/runs/${id}/steps/purge/approve`, { origin: 'http://attacker.example', 'x-runner-token': token! })).status).toBe(403);
+    expect((await post(`/runs/${id}/steps/purge/approve`, { origin: ORIGIN })).status).toBe(403);
+
+    const headers = { origin: ORIGIN, 'x-runner-token': token! };
+    const approved = await post(`/runs/${id}/steps/purge/approve`, headers);
+    expect(approved.status).toBe(200);
+    expect((await approved.json()).approval).toMatchObject({ decision: 'approved', by: expect.any(String), via: 'ui' });
+    const again = await post(`/runs/${id}/steps/purge/deny`, headers);
+    expect(again.status).toBe(409);
+    expect((await again.json()).error).toContain('answered already');
+    expect((await post(`/runs/${id}/steps/first/deny`, headers)).status).toBe(409);
+    expect((await post(`/runs/${id}/steps/wipe/deny`, headers)).status).toBe(200);
+    expect(store.getRun(id)!.steps.map((s) => s.record.approval?.decision)).toEqual([undefined, 'approved', 'denied']);
+    // Answered steps lose their buttons.
+    expect(await (await get(`/runs/${id}/`)).text()).not.toContain('data-action="deny"');
+  });
 });

@@ -37,7 +37,7 @@ describe('loadConfig: discovery and defaults', () => {
       concurrency: 8,
       apps: {},
       retry: { attempts: 1, delayMs: 1000, backoff: 2, maxDelayMs: 30_000, on: ['transport', 'timeout', 'protocol'], unsafe: false },
-      policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [] },
+      policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', headlessAsk: 'deny', approvalTimeoutMs: 86_400_000, rules: [] },
       secrets: [],
       secretValues: [],
       secretEntries: [],
@@ -77,7 +77,7 @@ describe('loadConfig: discovery and defaults', () => {
         '  image: { command: node, concurrency: 4, rate: 15/min, timeout: 60s }',
         '  notes: { url: "http://127.0.0.1:3001/mcp", roots: false }',
         'retry: { attempts: 3, delay: 500ms, max-delay: 10s, on: [tool, timeout] }',
-        'policy: { read-only: allow, destructive: deny, open-world: ask, rules: [{ match: "image.*", action: allow }] }',
+        'policy: { read-only: allow, destructive: deny, open-world: ask, headless-ask: wait, approval-timeout: 90m, rules: [{ match: "image.*", action: allow }] }',
         '',
       ].join('\n'),
     });
@@ -102,6 +102,8 @@ describe('loadConfig: discovery and defaults', () => {
       destructive: 'deny',
       other: 'allow',
       openWorld: 'ask',
+      headlessAsk: 'wait',
+      approvalTimeoutMs: 90 * 60_000,
       rules: [{ match: 'image.*', action: 'allow' }],
     });
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PolicyConfig } from '../../src/config/types.js';
 import { decidePolicy, matchesGlob, readToolHints, resolveAsk } from '../../src/scheduler/policy.js';
 
-const defaults: PolicyConfig = { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [] };
+const defaults: PolicyConfig = { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', headlessAsk: 'deny', approvalTimeoutMs: 86_400_000, rules: [] };
 
 describe('readToolHints', () => {
   it('applies the spec defaults to a tool without annotations', () => {
@@ -46,6 +46,13 @@ describe('resolveAsk', () => {
     expect(resolveAsk('sheet.drop', ask, { yes: true, allow: [], interactive: false })).toMatchObject({ action: 'allow' });
     expect(resolveAsk('sheet.drop', ask, { yes: false, allow: ['sheet.*'], interactive: false })).toMatchObject({ action: 'allow' });
     expect(resolveAsk('sheet.drop', ask, { yes: false, allow: ['image.*'], interactive: true })).toBe('prompt');
+  });
+  it('with headless-ask: wait, keeps a headless ask as ask (the step waits); --yes, --allow and a TTY still come first', () => {
+    const wait = { yes: false, allow: [], interactive: false, headless: 'wait' as const };
+    expect(resolveAsk('sheet.drop', ask, wait)).toEqual({ action: 'ask', reason: 'destructive; waits for `runner approve` (headless-ask: wait)' });
+    expect(resolveAsk('sheet.drop', ask, { ...wait, allow: ['sheet.*'] })).toMatchObject({ action: 'allow' });
+    expect(resolveAsk('sheet.drop', ask, { ...wait, interactive: true })).toBe('prompt');
+    expect(resolveAsk('sheet.drop', { action: 'deny', reason: 'rule sheet.*' }, wait)).toMatchObject({ action: 'deny' });
   });
 });
 

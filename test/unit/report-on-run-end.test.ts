@@ -20,7 +20,7 @@ function setup(workflowText: string, secretValues: string[] = []) {
     concurrency: 4,
     apps: { mem: { name: 'mem', transport: 'stdio', command: 'unused', args: [], env: {}, cwd: artifacts, roots: false } },
     retry: { attempts: 1, delayMs: 10, backoff: 2, maxDelayMs: 100, on: ['transport', 'timeout', 'protocol'], unsafe: false },
-    policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', rules: [] },
+    policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', headlessAsk: 'deny', approvalTimeoutMs: 86_400_000, rules: [] },
     secrets: [],
     secretValues,
     secretEntries: [],

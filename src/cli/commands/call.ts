@@ -64,11 +64,13 @@ export async function callCommand(target: string, pairs: string[], options: Call
     if (tool) throwOnDiagnostics('inputs', checkToolArguments(tool, args).map((problem) => diagnoseArgument(target, problem, tool)));
 
     const policy: PolicyOverrides = { yes: Boolean(options.yes), allow: options.allow };
+    // A call has no workflow file to resume, so an ask nobody can answer here is denied, never left waiting.
+    const callConfig: RunnerConfig = { ...config, policy: { ...config.policy, headlessAsk: 'deny' } };
     started = true;
     const { record, secretValues } = await executeInTerminal(
       io,
       policy,
-      (hooks) => runLoaded({ config, workflow: callWorkflow(app, toolName, args, config), inputs: args, apps, runId, policy, env: io.env, ...hooks }),
+      (hooks) => runLoaded({ config: callConfig, workflow: callWorkflow(app, toolName, args, config), inputs: args, apps, runId, policy, env: io.env, ...hooks }),
       { warned: true },
     );
     const step = record.steps[0]!;

@@ -9,6 +9,7 @@ import type { RunRecord } from '../../artifacts/run-record.js';
 import type { RunnerConfig } from '../../config/types.js';
 import type { Workflow } from '../../workflow/types.js';
 import type { PolicyOverrides, RunEvent } from '../../scheduler/events.js';
+import { approverName } from '../../scheduler/approval.js';
 import { planRun } from '../../scheduler/plan.js';
 import { maskRunRecord, maskSecretsDeep } from '../../secrets.js';
 import { createTerminalPrompts } from '../terminal-prompts.js';
@@ -99,7 +100,7 @@ export async function executeInTerminal(
         if (!options.warned) reportWarnings([...config.warnings, ...(workflow?.warnings ?? [])], io.stderr);
         reportWarnings(warnings ?? [], io.stderr);
         const prompts = interactive ? createTerminalPrompts(io, config.secretValues) : undefined;
-        if (prompts) Object.assign(policy, { approver: prompts.approver, prompter: prompts.prompter });
+        if (prompts) Object.assign(policy, { approver: prompts.approver, prompter: prompts.prompter, user: approverName(io.env) });
         reporter = createProgressReporter({ write: io.stderr, tty: io.stderrIsTTY, secretValues: config.secretValues, paused: prompts?.isPrompting });
         secretValues = config.secretValues;
       },

@@ -8,9 +8,10 @@ import { displayRecord, findRun, withRunStore } from '../../store/run-history.js
 import { isOwnerLive } from '../../store/run-owner.js';
 import { deleteRuns, selectRunsToPrune } from '../../store/prune.js';
 import type { RunFilter } from '../../store/run-store.js';
+import { answerCommands } from '../../scheduler/approval.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 
-const STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
 export interface RunsOptions extends GlobalOptions {
   json?: boolean;
@@ -101,7 +102,16 @@ function describeStep(step: StepRecord, run: RunRecord): string {
     : `attempts ${step.attempts}${step.history.length > step.attempts ? ` (${step.history.length} over all resumes)` : ''}`;
   const error = step.error ? `\n      [${step.error.kind}${step.error.outcome === 'unknown' ? ', outcome unknown' : ''}] ${step.error.message}` : '';
   const files = step.files.map((file) => `\n      ${file.startsWith(run.dir + '/') ? file.slice(run.dir.length + 1) : file}`).join('');
-  return `  ${step.id.padEnd(20)} ${step.status.padEnd(9)} ${took.padStart(7)}  ${tries}${error}${files}\n`;
+  return `  ${step.id.padEnd(20)} ${step.status.padEnd(9)} ${took.padStart(7)}  ${tries}${describeApprovalOf(step, run)}${error}${files}\n`;
+}
+
+/** A step's approval: who answered and when, or until when it waits and how to answer. */
+function describeApprovalOf(step: StepRecord, run: RunRecord): string {
+  const approval = step.approval;
+  if (!approval) return '';
+  if (approval.decision === 'expired') return `\n      approval expired unanswered at ${approval.expiresAt} (counts as denied)`;
+  if (approval.decision) return `\n      ${approval.decision} by ${approval.by ?? 'unknown'} at ${approval.at ?? '-'}${approval.via ? ` (${approval.via})` : ''}`;
+  return `\n      waiting for approval until ${approval.expiresAt}: ${answerCommands(run.id, step.id)}`;
 }
 
 function countBy(values: string[]): string {

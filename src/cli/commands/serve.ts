@@ -108,7 +108,7 @@ function createReporter(io: CliIO, json: boolean, secretValues: readonly string[
         break;
       }
       case 'run-finished': {
-        const symbol = event.status === 'succeeded' ? '✔' : event.status === 'cancelled' ? '■' : '✖';
+        const symbol = event.status === 'succeeded' ? '✔' : event.status === 'cancelled' ? '■' : event.status === 'waiting' ? '⏸' : '✖';
         line(`${symbol} ${event.workflow}: ${event.summary}${event.movedTo ? ` → ${show(event.movedTo)}` : ''}`);
         break;
       }
@@ -122,6 +122,11 @@ function createReporter(io: CliIO, json: boolean, secretValues: readonly string[
         const what =
           event.action === 'resumed' ? `resuming run ${event.runId}` : event.action === 'triggered' ? `running ${show(event.path ?? '')}` : `${show(event.path ?? '')} released`;
         line(`↺ ${event.workflow}: ${what}: ${event.reason}`);
+        break;
+      }
+      case 'answered': {
+        const answers = event.steps.map((step) => `${step.id} ${step.decision}${step.by ? ` by ${step.by}` : ''}`).join(', ');
+        line(`↺ ${event.workflow}: continuing run ${event.runId}: ${answers}`);
         break;
       }
       case 'warning':

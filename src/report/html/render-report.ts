@@ -12,7 +12,7 @@ import { renderValue } from './render-value.js';
 // script and load nothing but its own data: images.
 const CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
-const LEGEND = ['succeeded', 'failed', 'denied', 'skipped', 'cancelled', 'running', 'queued', 'pending'];
+const LEGEND = ['succeeded', 'failed', 'denied', 'skipped', 'cancelled', 'running', 'waiting', 'queued', 'pending'];
 
 /**
  * report.html of a run: one self-contained page (no script, no request) with

@@ -1,5 +1,5 @@
 import { relative, sep } from 'node:path';
-import type { AttemptRecord, ElicitationRecord, ItemRecord, RunRecord, StepErrorRecord, StepRecord } from '../../artifacts/run-record.js';
+import type { ApprovalRecord, AttemptRecord, ElicitationRecord, ItemRecord, RunRecord, StepErrorRecord, StepRecord } from '../../artifacts/run-record.js';
 import { escapeHref, escapeHtml } from './escape-html.js';
 import type { ReportData } from './report-data.js';
 import { isInside } from './report-data.js';
@@ -19,6 +19,7 @@ function renderStep(step: StepRecord, data: ReportData, anchors: ReadonlyMap<str
   const rows: [string, string][] = [
     ['tool', `<code>${escapeHtml(step.uses)}</code>`],
     ['policy', renderPolicy(step)],
+    ...(step.approval ? [['approval', renderApproval(step.approval)] as [string, string]] : []),
     ['started', escapeHtml(step.startedAt ?? '-')],
     ['duration', escapeHtml(formatSpan(stepMs(step)))],
     ['attempts', escapeHtml(String(step.attempts))],
@@ -48,6 +49,15 @@ function renderStep(step: StepRecord, data: ReportData, anchors: ReadonlyMap<str
 function renderPolicy(step: StepRecord): string {
   if (!step.policy) return '<span class="muted">not decided (the call was not reached)</span>';
   return `<strong>${escapeHtml(step.policy)}</strong>${step.policyReason ? ` <span class="muted">(${escapeHtml(step.policyReason)})</span>` : ''}`;
+}
+
+/** Who answered a waiting step's approval, and when; or until when it waits, and how to answer. */
+function renderApproval(approval: ApprovalRecord): string {
+  const requested = `<span class="muted">asked ${escapeHtml(approval.requestedAt)}</span>`;
+  if (!approval.decision) return `<strong>waiting</strong> until ${escapeHtml(approval.expiresAt)} ${requested}`;
+  if (approval.decision === 'expired') return `<strong>expired</strong> unanswered at ${escapeHtml(approval.expiresAt)} (counts as denied) ${requested}`;
+  const via = approval.via ? ` <span class="muted">(${escapeHtml(approval.via)})</span>` : '';
+  return `<strong>${escapeHtml(approval.decision)}</strong> by ${escapeHtml(approval.by ?? 'unknown')} at ${escapeHtml(approval.at ?? '-')}${via} ${requested}`;
 }
 
 /** The error, with `outcome: unknown` impossible to miss. */

@@ -23,7 +23,7 @@ nav ul{display:flex;flex-wrap:wrap;gap:.3rem 1rem;list-style:none;padding:0;marg
 .badge{display:inline-block;border:1px solid currentColor;border-radius:1rem;padding:0 .55rem;font-size:.85rem;font-weight:600;white-space:nowrap}
 .st-succeeded{--c:var(--ok);--cb:var(--ok-bg)}.st-failed{--c:var(--bad);--cb:var(--bad-bg)}
 .st-denied{--c:var(--deny);--cb:var(--deny-bg)}.st-cancelled,.st-skipped,.st-pending,.st-unknown{--c:var(--off);--cb:var(--off-bg)}
-.st-running,.st-queued{--c:var(--run);--cb:var(--run-bg)}
+.st-running,.st-queued,.st-waiting{--c:var(--run);--cb:var(--run-bg)}
 .badge{color:var(--c);background:var(--cb)}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:.4rem 0}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
