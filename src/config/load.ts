@@ -4,7 +4,8 @@ import { throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { withDotenv } from './dotenv.js';
 import { readImportFile } from './import-mcp-json.js';
 import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.js';
-import { configSchema, type RawConfig, type RawImport } from './schema.js';
+import { validateConfig } from './compiled-schemas.js';
+import type { RawConfig, RawImport } from './schema.js';
 import { diagnoseSchemaErrors, validateAgainst } from './schema-diagnostics.js';
 import type { RunnerConfig, UnusableApp } from './types.js';
 import { locatePath, parseYamlSource, readSourceFile, type YamlSource } from './yaml-source.js';
@@ -35,7 +36,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<RunnerConf
 
   // An empty file is an empty config.
   const raw = data ?? {};
-  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(configSchema, raw), source, raw, CONFIG_NAMES));
+  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(validateConfig, raw), source, raw, CONFIG_NAMES));
   throwOnDiagnostics('config', sortByLocation(diagnostics));
 
   const config = raw as RawConfig;

@@ -12,10 +12,11 @@ import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-co
 import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
-import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
+import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import { diagnoseUnusableAppUse } from '../config/unusable-apps.js';
+import { validateWorkflow } from '../config/compiled-schemas.js';
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
@@ -55,7 +56,7 @@ export function parseWorkflowText(text: string, file: string, config: RunnerConf
   const { source, data } = parseYamlSource(text, file, diagnostics);
   throwOnDiagnostics('workflow', diagnostics);
   const raw = (data ?? {}) as RawWorkflow;
-  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(workflowSchema, raw), source, raw, WORKFLOW_NAMES));
+  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(validateWorkflow, raw), source, raw, WORKFLOW_NAMES));
   // Checks below run even after schema errors (on the parts that have the right
   // shape), so one pass shows every problem; they must not trust types blindly.
   const context: Context = { source, raw, config, diagnostics, inputNames: readInputNames(raw), ...(options.env && { env: options.env }) };
