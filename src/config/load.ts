@@ -123,8 +123,13 @@ export function showPath(file: string, cwd: string): string {
 export function sortByLocation(diagnostics: Diagnostic[]): Diagnostic[] {
   return diagnostics.sort(
     (a, b) =>
-      (a.location?.file ?? '').localeCompare(b.location?.file ?? '') ||
+      compareFiles(a.location?.file ?? '', b.location?.file ?? '') ||
       (a.location?.line ?? 0) - (b.location?.line ?? 0) ||
       (a.location?.col ?? 0) - (b.location?.col ?? 0),
   );
+}
+
+/** Files in locale order; the same file without asking ICU (its first `localeCompare` of a process costs about 40 ms). */
+function compareFiles(a: string, b: string): number {
+  return a === b ? 0 : a.localeCompare(b);
 }
