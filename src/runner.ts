@@ -1,17 +1,14 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { AppRegistry } from './apps/registry.js';
+import { appsCalledBy } from './builtins/catalog.js';
 import { createRunId } from './artifacts/run-id.js';
 import type { RunRecord } from './artifacts/run-record.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadConfig } from './config/load.js';
 import type { RunnerConfig } from './config/types.js';
 import type { PolicyOverrides, RunEvent } from './scheduler/events.js';
-import { executeRun } from './scheduler/executor.js';
-import { Limits } from './scheduler/limits.js';
-import { findRun, openRunStore } from './store/run-history.js';
 import { currentOwner } from './store/run-owner.js';
-import type { StoredRun } from './store/run-store.js';
-import { takeOverRun } from './store/take-over.js';
+import type { RunStore, StoredRun } from './store/run-store.js';
 import { RunnerError } from './errors.js';
 import { readInputsFile, readValueFiles, resolveInputs } from './workflow/inputs.js';
 import { loadWorkflow } from './workflow/load.js';
@@ -51,23 +48,50 @@ export async function loadRun(options: RunnerContext & { workflowPath: string; i
   return { config, workflow, inputs };
 }
 
+/**
+ * The engine and the run store (a third of the modules a run loads, SQLite's
+ * among them), imported once a run has started its apps: they load while the
+ * apps start, which a short run otherwise waits for with nothing to do.
+ */
+async function loadEngine() {
+  const [{ executeRun }, { Limits }, { findRun, openRunStore }, { takeOverRun }] = await Promise.all([
+    import('./scheduler/executor.js'),
+    import('./scheduler/limits.js'),
+    import('./store/run-history.js'),
+    import('./store/take-over.js'),
+  ]);
+  return { executeRun, Limits, findRun, openRunStore, takeOverRun };
+}
+
+type Engine = Awaited<ReturnType<typeof loadEngine>>;
+
 /** `runner run`: runs a workflow once and resolves with its final record. */
 export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   const clock = options.clock ?? systemClock;
   const loaded = options.resume ? await loadResume(options, options.resume.id, clock) : { ...(await loadRun(options)), previous: undefined, store: undefined };
   const { config, workflow, inputs, previous } = loaded;
-  const store = loaded.store ?? openRunStore(config, clock.now());
+  const runId = previous?.id ?? createRunId(clock.now());
+  const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
+  // Starting an app is most of a short run: the apps start now, while the store opens and the run is set up.
+  void apps.warm(appsCalledBy(workflow.steps), options.signal);
+  let store: RunStore;
+  let engine: Engine;
+  try {
+    engine = await loadEngine();
+    store = loaded.store ?? engine.openRunStore(config, clock.now());
+  } catch (error) {
+    await apps.closeAll();
+    throw error;
+  }
   const owner = currentOwner(clock.now());
   try {
-    options.onLoaded?.({ config, workflow });
-    const runId = previous?.id ?? createRunId(clock.now());
-    const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
     try {
-      return await executeRun({
+      options.onLoaded?.({ config, workflow });
+      return await engine.executeRun({
         workflow,
         config,
         apps,
-        limits: new Limits(config),
+        limits: new engine.Limits(config),
         inputs,
         policy: options.policy,
         clock,
@@ -101,6 +125,7 @@ export interface RunLoadedOptions extends Pick<RunOnceOptions, 'policy' | 'signa
 export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
   const { config, workflow, apps } = options;
   const clock = options.clock ?? systemClock;
+  const { executeRun, Limits, openRunStore } = await loadEngine();
   const store = openRunStore(config, clock.now());
   try {
     options.onLoaded?.({ config, workflow });
@@ -132,6 +157,7 @@ export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
  */
 async function loadResume(options: RunnerContext, id: string, clock: Clock) {
   const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
+  const { findRun, openRunStore, takeOverRun } = await loadEngine();
   const store = openRunStore(config, clock.now());
   try {
     const stored = findRun(store, config.artifacts, id);

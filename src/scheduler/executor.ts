@@ -12,7 +12,7 @@ import { maskRunRecord } from '../secrets.js';
 import { openRunStore } from '../store/run-history.js';
 import { currentOwner } from '../store/run-owner.js';
 import { RunRecorder } from '../store/run-recorder.js';
-import { BUILTIN_APP } from '../builtins/catalog.js';
+import { appsCalledBy, BUILTIN_APP } from '../builtins/catalog.js';
 import type { RunOwner, RunStore } from '../store/run-store.js';
 import {
   evaluateCondition,
@@ -192,10 +192,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   };
 
   // Connect every app this workflow uses, in parallel, while the first steps get ready.
-  void apps.warm(
-    workflow.steps.map((step) => step.app).filter((app) => app !== BUILTIN_APP),
-    controller.signal,
-  );
+  void apps.warm(appsCalledBy(workflow.steps), controller.signal);
   // report.html's renderer and layout library load while the apps start, not after the last step.
   const reportWriter = loadReportWriter();
 
