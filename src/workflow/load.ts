@@ -197,24 +197,19 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
     });
   }
   const condition = typeof raw.if === 'boolean' ? String(raw.if) : raw.if;
-  return {
-    id,
-    uses,
-    app,
-    tool,
-    with: (isRecord(raw.with) ? raw.with : {}) as Step['with'],
-    needs: [],
-    ...(typeof condition === 'string' && { if: stripCondition(condition) }),
-    ...(raw.foreach !== undefined && { foreach: raw.foreach as TemplateValue }),
-    ...(raw.retry !== undefined && { retry: normalizeRetryDefensively(raw.retry) }),
-    ...(typeof raw.timeout === 'string' && { timeoutMs: parseDuration(raw.timeout) }),
-    ...(typeof raw['idle-timeout'] === 'string' && { idleTimeoutMs: parseDuration(raw['idle-timeout']) }),
-    continueOnError: raw['continue-on-error'] === true,
-    ...(typeof raw['max-items'] === 'number' && { maxItems: raw['max-items'] }),
-    ...(isRecord(raw.elicit) && { elicit: raw.elicit as Step['elicit'] }),
-    location: locatePath(context.source, ['steps', index]),
-    keyLocations: locateKeys(context.source, ['steps', index]),
-  };
+  // Assigned one by one, in the order of Step's keys: spreading `cond && { key }` for each optional key made 10,000 steps about 10% slower to load.
+  const step = { id, uses, app, tool, with: (isRecord(raw.with) ? raw.with : {}) as Step['with'], needs: [] } as Partial<Step> & Pick<Step, 'id'>;
+  if (typeof condition === 'string') step.if = stripCondition(condition);
+  if (raw.foreach !== undefined) step.foreach = raw.foreach as TemplateValue;
+  if (raw.retry !== undefined) step.retry = normalizeRetryDefensively(raw.retry);
+  if (typeof raw.timeout === 'string') step.timeoutMs = parseDuration(raw.timeout);
+  if (typeof raw['idle-timeout'] === 'string') step.idleTimeoutMs = parseDuration(raw['idle-timeout']);
+  step.continueOnError = raw['continue-on-error'] === true;
+  if (typeof raw['max-items'] === 'number') step.maxItems = raw['max-items'];
+  if (isRecord(raw.elicit)) step.elicit = raw.elicit as Step['elicit'];
+  step.location = locatePath(context.source, ['steps', index]);
+  step.keyLocations = locateKeys(context.source, ['steps', index]);
+  return step as Step;
 }
 
 /** `${{ x }}` → `x`; a bare condition stays as written. */
