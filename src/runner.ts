@@ -1,20 +1,17 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { AppRegistry } from './apps/registry.js';
+import { appsCalledBy } from './builtins/catalog.js';
 import { createRunId } from './artifacts/run-id.js';
 import type { RunRecord } from './artifacts/run-record.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadConfig } from './config/load.js';
 import type { RunnerConfig } from './config/types.js';
 import type { PolicyOverrides, RunEvent } from './scheduler/events.js';
-import { executeRun } from './scheduler/executor.js';
-import { Limits } from './scheduler/limits.js';
-import { findRun, openRunStore } from './store/run-history.js';
 import { currentOwner } from './store/run-owner.js';
 import type { RunStore, StoredRun } from './store/run-store.js';
 import { answerCommands } from './scheduler/approval.js';
 import { expireApprovals } from './scheduler/answer-approval.js';
 import { matchesGlob } from './scheduler/policy.js';
-import { takeOverRun } from './store/take-over.js';
 import { RunnerError, type Diagnostic } from './errors.js';
 import { assertNoLockDrift, createToolCheck, driftWarning } from './lock/index.js';
 import { readInputsFile, readValueFiles, resolveInputs } from './workflow/inputs.js';
@@ -55,26 +52,53 @@ export async function loadRun(options: RunnerContext & { workflowPath: string; i
   return { config, workflow, inputs };
 }
 
+/**
+ * The engine and the run store (a third of the modules a run loads, SQLite's
+ * among them), imported once a run has started its apps: they load while the
+ * apps start, which a short run otherwise waits for with nothing to do.
+ */
+async function loadEngine() {
+  const [{ executeRun }, { Limits }, { findRun, openRunStore }, { takeOverRun }] = await Promise.all([
+    import('./scheduler/executor.js'),
+    import('./scheduler/limits.js'),
+    import('./store/run-history.js'),
+    import('./store/take-over.js'),
+  ]);
+  return { executeRun, Limits, findRun, openRunStore, takeOverRun };
+}
+
+type Engine = Awaited<ReturnType<typeof loadEngine>>;
+
 /** `runner run`: runs a workflow once and resolves with its final record. */
 export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   const clock = options.clock ?? systemClock;
   const loaded = options.resume ? await loadResume(options, options.resume.id, clock, options.policy) : { ...(await loadRun(options)), previous: undefined, store: undefined };
   const { config, workflow, inputs, previous } = loaded;
-  const store = loaded.store ?? openRunStore(config, clock.now());
+  const runId = previous?.id ?? createRunId(clock.now());
+  const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
+  // Starting an app is most of a short run: the apps start now, while the store opens and the run is set up.
+  void apps.warm(appsCalledBy(workflow.steps), options.signal);
+  let store: RunStore;
+  let engine: Engine;
+  try {
+    engine = await loadEngine();
+    store = loaded.store ?? engine.openRunStore(config, clock.now());
+  } catch (error) {
+    await apps.closeAll();
+    throw error;
+  }
   const owner = currentOwner(clock.now());
   try {
-    const runId = previous?.id ?? createRunId(clock.now());
-    const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
     try {
       // With a runner.lock, every app the run uses is connected and its tools compared before the first call.
       const lock = await assertNoLockDrift({ config, workflows: [workflow], apps, signal: options.signal });
       options.onLoaded?.({ config, workflow, warnings: lock?.drifts.map(driftWarning) });
-      return await executeRun({
+      return await engine.executeRun({
         checkTool: lock && createToolCheck(lock.lock),
         workflow,
         config,
         apps,
-        limits: new Limits(config),
+        limits: new engine.Limits(config),
         inputs,
         policy: options.policy,
         clock,
@@ -108,6 +132,7 @@ export interface RunLoadedOptions extends Pick<RunOnceOptions, 'policy' | 'signa
 export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
   const { config, workflow, apps } = options;
   const clock = options.clock ?? systemClock;
+  const { executeRun, Limits, openRunStore } = await loadEngine();
   const store = openRunStore(config, clock.now());
   try {
     options.onLoaded?.({ config, workflow });
@@ -139,10 +164,11 @@ export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
  */
 async function loadResume(options: RunnerContext, id: string, clock: Clock, policy: PolicyOverrides) {
   const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
+  const { findRun, openRunStore, takeOverRun } = await loadEngine();
   const store = openRunStore(config, clock.now());
   try {
     let stored = findRun(store, config.artifacts, id);
-    if (stored.run.status === 'waiting') stored = checkAnswered(store, config, stored, clock.now(), policy);
+    if (stored.run.status === 'waiting') stored = checkAnswered(store, config, stored, clock.now(), policy, findRun);
     const { run } = stored;
     if (run.status === 'succeeded') {
       throw new RunnerError('usage', `run ${run.id} already succeeded; there is nothing to resume`, { hint: 'start a new run with `runner run`' });
@@ -171,7 +197,14 @@ async function loadResume(options: RunnerContext, id: string, clock: Clock, poli
  * when --yes or --allow allows a waiting step anyway. Otherwise nothing
  * happens: a `waiting` error (exit 1) says what it waits for.
  */
-function checkAnswered(store: RunStore, config: RunnerConfig, stored: StoredRun & { id: string }, nowMs: number, policy: PolicyOverrides): StoredRun & { id: string } {
+function checkAnswered(
+  store: RunStore,
+  config: RunnerConfig,
+  stored: StoredRun & { id: string },
+  nowMs: number,
+  policy: PolicyOverrides,
+  findRun: Engine['findRun'],
+): StoredRun & { id: string } {
   if (expireApprovals(store, stored.id, nowMs).length > 0) stored = findRun(store, config.artifacts, stored.id);
   const waiting = stored.steps.map((step) => step.record).filter((step) => step.status === 'waiting');
   const allowed = (uses: string) => policy.yes || policy.allow.some((glob) => matchesGlob(glob, uses));

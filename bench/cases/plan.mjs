@@ -8,8 +8,9 @@ import { promisify } from 'node:util';
 import { median, round, say } from '../lib/stats.mjs';
 import { chainWorkflowYaml, createWorkspace, largeWorkflowYaml } from '../lib/workspace.mjs';
 
-export const TIME_TARGET_MS = 1000;
-export const MEMORY_TARGET_MB = 200;
+// The issue's targets: at most 250 ms and 100 MB (peak RSS, Node's own ~55 MB included).
+export const TIME_TARGET_MS = 250;
+export const MEMORY_TARGET_MB = 100;
 
 const child = fileURLToPath(new URL('../plan-child.mjs', import.meta.url));
 const run = promisify(execFile);
@@ -30,12 +31,13 @@ async function measureShape(workspace, file, runs) {
     runs: samples.length,
     totalMs: round(totalMs, 1),
     parseMs: round(median(pick('parseMs')), 1),
+    mainThreadCpuMs: round(median(pick('mainThreadCpuMs')), 0),
     planMs: round(median(pick('planMs')), 2),
     peakRssMB: round(peakRssMB, 1),
     baselineRssMB: round(median(pick('baselineRssMB')), 1),
     heapUsedAfterMB: round(median(pick('heapUsedAfterMB')), 1),
-    timeMet: totalMs < TIME_TARGET_MS,
-    memoryMet: peakRssMB < MEMORY_TARGET_MB,
+    timeMet: totalMs <= TIME_TARGET_MS,
+    memoryMet: peakRssMB <= MEMORY_TARGET_MB,
     runsMs: pick('totalMs').map((ms) => round(ms, 1)),
   };
 }
@@ -55,8 +57,8 @@ export async function benchPlan({ reps, steps = 10_000 }) {
       const mark = (met) => (met ? 'met' : 'MISSED');
       say(
         `(d) validate + plan ${steps} steps, ${shape} (${figures.yamlKB} KB YAML, ${figures.levels} levels): ${figures.totalMs} ms ` +
-          `(parse ${figures.parseMs}, plan ${figures.planMs}) (< ${TIME_TARGET_MS} ms ${shape === 'mixed' ? mark(figures.timeMet) : 'for comparison'}); ` +
-          `peak RSS ${figures.peakRssMB} MB, ${figures.baselineRssMB} MB before parsing (< ${MEMORY_TARGET_MB} MB ${shape === 'mixed' ? mark(figures.memoryMet) : 'for comparison'})`,
+          `(parse ${figures.parseMs}, plan ${figures.planMs}; main thread's CPU ${figures.mainThreadCpuMs} ms) (≤ ${TIME_TARGET_MS} ms ${shape === 'mixed' ? mark(figures.timeMet) : 'for comparison'}); ` +
+          `peak RSS ${figures.peakRssMB} MB, ${figures.baselineRssMB} MB before parsing (≤ ${MEMORY_TARGET_MB} MB ${shape === 'mixed' ? mark(figures.memoryMet) : 'for comparison'})`,
       );
     }
     result.timeMet = result.mixed.timeMet;

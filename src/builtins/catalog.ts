@@ -8,6 +8,11 @@ import type { Tool } from '@modelcontextprotocol/client';
 /** The app name the built-in tools live under; no config may declare an app of that name. */
 export const BUILTIN_APP = 'runner';
 
+/** The apps the steps call, built-in tools left out (each name as often as it is used). */
+export function appsCalledBy(steps: readonly { app: string }[]): string[] {
+  return steps.map((step) => step.app).filter((app) => app !== BUILTIN_APP);
+}
+
 const LOCAL_READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 export const BUILTIN_TOOLS: readonly Tool[] = [

@@ -4,7 +4,8 @@ import { throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { withDotenv } from './dotenv.js';
 import { readImportFile } from './import-mcp-json.js';
 import { CONFIG_NAMES, normalizeConfig, type AppDeclaration } from './normalize.js';
-import { configSchema, type RawConfig, type RawImport } from './schema.js';
+import { validateConfig } from './compiled-schemas.js';
+import type { RawConfig, RawImport } from './schema.js';
 import { diagnoseSchemaErrors, validateAgainst } from './schema-diagnostics.js';
 import type { RunnerConfig, UnusableApp } from './types.js';
 import { locatePath, parseYamlSource, readSourceFile, type YamlSource } from './yaml-source.js';
@@ -35,7 +36,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<RunnerConf
 
   // An empty file is an empty config.
   const raw = data ?? {};
-  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(configSchema, raw), source, raw, CONFIG_NAMES));
+  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(validateConfig, raw), source, raw, CONFIG_NAMES));
   throwOnDiagnostics('config', sortByLocation(diagnostics));
 
   const config = raw as RawConfig;
@@ -122,8 +123,13 @@ export function showPath(file: string, cwd: string): string {
 export function sortByLocation(diagnostics: Diagnostic[]): Diagnostic[] {
   return diagnostics.sort(
     (a, b) =>
-      (a.location?.file ?? '').localeCompare(b.location?.file ?? '') ||
+      compareFiles(a.location?.file ?? '', b.location?.file ?? '') ||
       (a.location?.line ?? 0) - (b.location?.line ?? 0) ||
       (a.location?.col ?? 0) - (b.location?.col ?? 0),
   );
+}
+
+/** Files in locale order; the same file without asking ICU (its first `localeCompare` of a process costs about 40 ms). */
+function compareFiles(a: string, b: string): number {
+  return a === b ? 0 : a.localeCompare(b);
 }

@@ -1,5 +1,5 @@
 // Messages from ajv JSON Schema errors: each error becomes a Diagnostic at the offending key or value.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { Diagnostic } from '../errors.js';
 import { DURATION_PATTERN } from './durations.js';
 import { locatePath, type YamlPath, type YamlSource } from './yaml-source.js';
@@ -64,25 +64,12 @@ export interface PathNames {
   owner?: (path: YamlPath, data: unknown) => { label: string; length: number } | undefined;
 }
 
-let ajv: Ajv | undefined;
-const validators = new WeakMap<object, ValidateFunction>();
+/** A validator of one of our schemas, generated at build time (compiled-schemas.ts). */
+export type SchemaValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-/** Validates data against a schema; returns every error (empty when valid). */
-export function validateAgainst(schema: object, data: unknown): ErrorObject[] {
-  ajv ??= createAjv();
-  let validate = validators.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    validators.set(schema, validate);
-  }
+/** Validates data with a schema's validator; returns every error (empty when valid). */
+export function validateAgainst(validate: SchemaValidator, data: unknown): ErrorObject[] {
   return validate(data) ? [] : [...(validate.errors ?? [])];
-}
-
-function createAjv(): Ajv {
-  // `errorMessage` is our annotation (also read by VS Code): what a value must look like.
-  const instance = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
-  instance.addKeyword('errorMessage');
-  return instance;
 }
 
 /** Turns ajv errors into diagnostics at the offending key or value, one per problem. */

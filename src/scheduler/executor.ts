@@ -12,7 +12,7 @@ import { maskRunRecord } from '../secrets.js';
 import { openRunStore } from '../store/run-history.js';
 import { currentOwner } from '../store/run-owner.js';
 import { RunRecorder } from '../store/run-recorder.js';
-import { BUILTIN_APP } from '../builtins/catalog.js';
+import { appsCalledBy, BUILTIN_APP } from '../builtins/catalog.js';
 import type { RunOwner, RunStore } from '../store/run-store.js';
 import {
   evaluateCondition,
@@ -195,10 +195,9 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   };
 
   // Connect every app this workflow uses, in parallel, while the first steps get ready.
-  void apps.warm(
-    workflow.steps.map((step) => step.app).filter((app) => app !== BUILTIN_APP),
-    controller.signal,
-  );
+  void apps.warm(appsCalledBy(workflow.steps), controller.signal);
+  // report.html's renderer and layout library load while the apps start, not after the last step.
+  const reportWriter = loadReportWriter();
 
   const runStep = async (step: Step): Promise<void> => {
     const stepRecord = recordsById.get(step.id)!;
@@ -374,18 +373,27 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   }
   writer.flush();
   emit({ type: 'run-finished', run: record });
-  await writeReport(record, config, options.onWarning);
+  await writeReport(reportWriter, record, config, options.onWarning);
   return record;
 }
 
+type ReportWriter = Promise<typeof import('../report/html/write-report.js')>;
+
 /**
- * Writes report.html once the record is final. Never fails the run: a
- * problem is a warning. Loaded only now: its layout library and sharp are
- * not needed while steps run.
+ * Starts loading report.html's writer (a first import costs about 30 ms of
+ * CPU): while the apps start, the process is otherwise waiting. A module that
+ * fails to load is reported by writeReport.
  */
-async function writeReport(record: RunRecord, config: RunnerConfig, onWarning?: (message: string) => void): Promise<void> {
+function loadReportWriter(): ReportWriter {
+  const loading = import('../report/html/write-report.js');
+  loading.catch(() => {});
+  return loading;
+}
+
+/** Writes report.html once the record is final. Never fails the run: a problem is a warning. */
+async function writeReport(writer: ReportWriter, record: RunRecord, config: RunnerConfig, onWarning?: (message: string) => void): Promise<void> {
   try {
-    const { writeRunReport } = await import('../report/html/write-report.js');
+    const { writeRunReport } = await writer;
     await writeRunReport(maskRunRecord(record, config.secretValues), { artifacts: config.artifacts });
   } catch (error) {
     const message = `report.html of run ${record.id} was not written: ${error instanceof Error ? error.message : String(error)}`;

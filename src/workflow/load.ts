@@ -12,10 +12,11 @@ import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-co
 import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
-import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, workflowSchema, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
+import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import { diagnoseUnusableAppUse } from '../config/unusable-apps.js';
+import { validateWorkflow } from '../config/compiled-schemas.js';
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
@@ -55,7 +56,7 @@ export function parseWorkflowText(text: string, file: string, config: RunnerConf
   const { source, data } = parseYamlSource(text, file, diagnostics);
   throwOnDiagnostics('workflow', diagnostics);
   const raw = (data ?? {}) as RawWorkflow;
-  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(workflowSchema, raw), source, raw, WORKFLOW_NAMES));
+  diagnostics.push(...diagnoseSchemaErrors(validateAgainst(validateWorkflow, raw), source, raw, WORKFLOW_NAMES));
   // Checks below run even after schema errors (on the parts that have the right
   // shape), so one pass shows every problem; they must not trust types blindly.
   const context: Context = { source, raw, config, diagnostics, inputNames: readInputNames(raw), ...(options.env && { env: options.env }) };
@@ -196,24 +197,19 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
     });
   }
   const condition = typeof raw.if === 'boolean' ? String(raw.if) : raw.if;
-  return {
-    id,
-    uses,
-    app,
-    tool,
-    with: (isRecord(raw.with) ? raw.with : {}) as Step['with'],
-    needs: [],
-    ...(typeof condition === 'string' && { if: stripCondition(condition) }),
-    ...(raw.foreach !== undefined && { foreach: raw.foreach as TemplateValue }),
-    ...(raw.retry !== undefined && { retry: normalizeRetryDefensively(raw.retry) }),
-    ...(typeof raw.timeout === 'string' && { timeoutMs: parseDuration(raw.timeout) }),
-    ...(typeof raw['idle-timeout'] === 'string' && { idleTimeoutMs: parseDuration(raw['idle-timeout']) }),
-    continueOnError: raw['continue-on-error'] === true,
-    ...(typeof raw['max-items'] === 'number' && { maxItems: raw['max-items'] }),
-    ...(isRecord(raw.elicit) && { elicit: raw.elicit as Step['elicit'] }),
-    location: locatePath(context.source, ['steps', index]),
-    keyLocations: locateKeys(context.source, ['steps', index]),
-  };
+  // Assigned one by one, in the order of Step's keys: spreading `cond && { key }` for each optional key made 10,000 steps about 10% slower to load.
+  const step = { id, uses, app, tool, with: (isRecord(raw.with) ? raw.with : {}) as Step['with'], needs: [] } as Partial<Step> & Pick<Step, 'id'>;
+  if (typeof condition === 'string') step.if = stripCondition(condition);
+  if (raw.foreach !== undefined) step.foreach = raw.foreach as TemplateValue;
+  if (raw.retry !== undefined) step.retry = normalizeRetryDefensively(raw.retry);
+  if (typeof raw.timeout === 'string') step.timeoutMs = parseDuration(raw.timeout);
+  if (typeof raw['idle-timeout'] === 'string') step.idleTimeoutMs = parseDuration(raw['idle-timeout']);
+  step.continueOnError = raw['continue-on-error'] === true;
+  if (typeof raw['max-items'] === 'number') step.maxItems = raw['max-items'];
+  if (isRecord(raw.elicit)) step.elicit = raw.elicit as Step['elicit'];
+  step.location = locatePath(context.source, ['steps', index]);
+  step.keyLocations = locateKeys(context.source, ['steps', index]);
+  return step as Step;
 }
 
 /** `${{ x }}` → `x`; a bare condition stays as written. */

@@ -156,6 +156,15 @@ describe('report.html', () => {
     }
   });
 
+  it('places a single step as dagre does: in the corner, the margin around it', () => {
+    for (const height of [undefined, NODE_HEIGHT + 18]) {
+      const layout = layoutGraph([{ id: 'only', needs: ['only'], height }]);
+      const box = height ?? NODE_HEIGHT;
+      // What dagre gave for one box of 210 × box with margins of 12.
+      expect(layout).toEqual({ width: 234, height: box + 24, nodes: [{ id: 'only', x: 12, y: 12, height: box }], edges: [] });
+    }
+  });
+
   it('embeds thumbnails of saved images as data: URIs and links each to its file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'runner-report-'));
     mkdirSync(join(dir, 'shot'));

@@ -3,10 +3,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { renderSchemaFile } from '../../src/config/schema.js';
+import { configSchema, renderSchemaFile } from '../../src/config/schema.js';
 import { formatDiagnostic, RunnerError } from '../../src/errors.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
-import { SCHEMA_FILES } from '../../src/workflow/schema.js';
+import { SCHEMA_FILES, workflowSchema } from '../../src/workflow/schema.js';
+import { renderValidatorsModule } from '../../scripts/validators-code.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const workflowsDir = join(root, 'workflows');
@@ -21,6 +22,12 @@ describe('generated editor schemas', () => {
     const checkedIn = readFileSync(join(root, path), 'utf8');
     // On failure: run `npm run schemas` and commit the result.
     expect(checkedIn).toBe(renderSchemaFile(schema));
+  });
+
+  it('src/config/compiled-schemas.ts (their validators) is what `npm run schemas` writes now', () => {
+    const checkedIn = readFileSync(join(root, 'src', 'config', 'compiled-schemas.ts'), 'utf8');
+    // On failure: run `npm run schemas` and commit the result.
+    expect(checkedIn).toBe(renderValidatorsModule({ config: configSchema, workflow: workflowSchema }));
   });
 });
 

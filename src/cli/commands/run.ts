@@ -10,7 +10,6 @@ import type { RunnerConfig } from '../../config/types.js';
 import type { Workflow } from '../../workflow/types.js';
 import type { PolicyOverrides, RunEvent } from '../../scheduler/events.js';
 import { approverName } from '../../scheduler/approval.js';
-import { planRun } from '../../scheduler/plan.js';
 import { maskRunRecord, maskSecretsDeep } from '../../secrets.js';
 import { createTerminalPrompts } from '../terminal-prompts.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -38,6 +37,8 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
     reportWarnings([...config.warnings, ...(workflow.warnings ?? [])], io.stderr);
     const apps = new AppRegistry({ config });
     try {
+      // Loaded here only: with argument checking it brings ajv, which a run loads while its apps start.
+      const { planRun } = await import('../../scheduler/plan.js');
       const plan = await planRun(workflow, config, apps, policy, { interactive });
       if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(plan, config.secretValues), null, 2) + '\n');
       else io.stdout(formatPlan(plan));
