@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { startServe, type Event } from '../helpers/serve.js';
-import { createWorkspace, faultyApp, imageApp, repoRoot, runCli, sheetApp, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp, imageApp, repoRoot, sheetApp, type Workspace } from '../helpers/workspace.js';
 
 // Real chokidar on temp folders and the real CLI: `runner serve|watch|cron`
 // as a child process, observed through its --json events and what it leaves
@@ -182,13 +183,13 @@ describe('nothing starts on bad input (exit 2)', () => {
       'once.yaml': 'name: once\nsteps:\n  - id: a\n    uses: faulty.echo\n',
       'bad.yaml': 'name: bad\non:\n  schedule:\n    - cron: "0 25 * * *"\nsteps:\n  - id: a\n    uses: faulty.echo\n',
     });
-    const noTrigger = await runCli(['--config', ws.config, 'watch', 'workflows/once.yaml'], { cwd: ws.dir });
+    const noTrigger = await runInProcess(['--config', ws.config, 'watch', 'workflows/once.yaml'], { cwd: ws.dir });
     expect(noTrigger.code).toBe(2);
     expect(noTrigger.stderr).toContain('workflows/once.yaml has no `on.watch` trigger');
-    const badCron = await runCli(['--config', ws.config, 'serve'], { cwd: ws.dir });
+    const badCron = await runInProcess(['--config', ws.config, 'serve'], { cwd: ws.dir });
     expect(badCron.code).toBe(2);
     expect(badCron.stderr).toMatch(/workflows\/bad\.yaml:4:13: invalid cron expression `0 25 \* \* \*`.*Invalid value for hour: 25/);
-    const badGrace = await runCli(['--config', ws.config, 'cron', 'workflows/bad.yaml', '--grace', '30'], { cwd: ws.dir });
+    const badGrace = await runInProcess(['--config', ws.config, 'cron', 'workflows/bad.yaml', '--grace', '30'], { cwd: ws.dir });
     expect(badGrace.code).toBe(2);
     expect(badGrace.stderr).toContain('`--grace`: expected a duration like 500ms, 30s or 10m, got `30`');
     expect(existsSync(ws.artifacts)).toBe(false); // nothing ran
@@ -199,7 +200,7 @@ describe('example workflows', () => {
   it('every file in workflows/ validates with the repository config', async () => {
     const files = readdirSync(join(repoRoot, 'workflows')).filter((name) => name.endsWith('.yaml'));
     expect(files).toEqual(expect.arrayContaining(['inbox-thumbnails.yaml', 'nightly-report.yaml']));
-    const result = await runCli(['validate', ...files.map((name) => join('workflows', name))], { cwd: repoRoot });
+    const result = await runInProcess(['validate', ...files.map((name) => join('workflows', name))], { cwd: repoRoot });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
   });
