@@ -76,7 +76,10 @@ describe('runner watch', () => {
     // The same content again, under another name: not run twice.
     writeFileSync(join(inbox, 'd.txt'), 'alpha\n');
     await serve.until((events) => ofType(events, 'trigger').some((e) => e.action === 'skipped' && e.trigger.source.endsWith('d.txt')), 'the duplicate skipped');
-    await sleep(1_000); // time for a feedback loop to show, if there were one
+    // A fence instead of a pause: the same content once more, written after everything the runs wrote.
+    // Its trigger (skipped) comes after the trigger of any run folder file, were they fed back.
+    writeFileSync(join(inbox, 'fence.txt'), 'alpha\n');
+    await serve.until((events) => ofType(events, 'trigger').some((e) => e.trigger.source.endsWith('fence.txt')), 'the fence looked at');
     expect(await serve.stop('SIGTERM')).toBe(0);
 
     expect(sources(serve.events).sort()).toEqual(['a.txt', 'b.txt', 'c.txt', join('sub', 'e.txt')].map((name) => join(inbox, name)));
@@ -93,7 +96,7 @@ describe('runner watch', () => {
     expect(slowRun.trigger).toMatchObject({ type: 'watch', event: 'add', path: join(ws.dir, 'processing', 'b.txt'), hash: `sha256:${sha256(chunks.join(''))}` });
     expect(readdirSync(join(ws.dir, 'done')).sort()).toEqual(['a.txt', 'b.txt', 'c.txt', 'e.txt']);
     expect(readdirSync(join(ws.dir, 'processing'))).toEqual([]);
-    expect(readdirSync(inbox).sort()).toEqual(['d.txt', 'link.txt', 'old.txt', 'sub']);
+    expect(readdirSync(inbox).sort()).toEqual(['d.txt', 'fence.txt', 'link.txt', 'old.txt', 'sub']);
     expect(serve.stderr()).toMatch(/⚡ drop: add artifacts\/inbox\/a\.txt → run \d{8}-/);
     expect(serve.stderr()).toMatch(/✔ drop: run \S+ succeeded .* → done\/a\.txt/);
   });
@@ -137,7 +140,13 @@ describe('stopping: SIGTERM lets runs finish within --grace, then cancels them',
     await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
     ws.write('artifacts/inbox/a.txt', 'a\n');
     await serve.until((events) => ofType(events, 'run-started').length === 1, 'the run');
-    await sleep(300); // the call is in flight
+    // The call is in flight: the run store says its step is running.
+    const runId = ofType(serve.events, 'run-started')[0]!.runId;
+    const stepStatus = async () => {
+      const shown = await runInProcess(['--config', ws.config, 'runs', 'show', runId, '--json'], { cwd: ws.dir });
+      return shown.code === 0 ? JSON.parse(shown.stdout).steps[0]?.status : undefined;
+    };
+    await expect.poll(stepStatus, { timeout: 15_000, interval: 50 }).toBe('running');
     const started = Date.now();
     expect(await serve.stop('SIGTERM')).toBe(130);
     expect(Date.now() - started).toBeLessThan(8_000);
