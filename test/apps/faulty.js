@@ -10,7 +10,7 @@
 //   --crash-on-start       stderr `faulty: boom at startup`, exit(1) at once
 //   --never-answer         read stdin, answer nothing (exits when stdin closes)
 //   --ignore-sigterm       ignore SIGTERM and SIGINT (still exits when stdin closes ...)
-//   --ignore-stdin-close   ... unless this too: keeps running after stdin ends; only SIGKILL stops it
+//   --ignore-stdin-close   ... unless this too: keeps running after stdin ends (stderr `faulty: stdin ended; staying up`); only SIGKILL stops it
 //   --spawn-grandchild F   spawn `node -e "setInterval(()=>{},1e9)"` (plain child, stdio ignored) and
 //                          append its pid as a line to F; a client's version probe spawns one too
 //   --legacy-only          serve only the 2025 protocol (McpServer + StdioServerTransport, no
@@ -144,7 +144,10 @@ async function main() {
 
 // The stdio binding says a server exits when its stdin ends; --ignore-stdin-close breaks that rule.
 function onStdinEnd(options, stop) {
-  if (options.ignoreStdinClose) return;
+  if (options.ignoreStdinClose) {
+    process.stdin.once('end', () => log('stdin ended; staying up'));
+    return;
+  }
   process.stdin.once('end', stop);
   process.stdin.once('close', stop);
 }

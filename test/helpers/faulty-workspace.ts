@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createWorkspace, faultyApp, runCli, type Workspace } from './workspace.js';
+import { runInProcess } from './in-process.js';
+import { createWorkspace, faultyApp, type Workspace } from './workspace.js';
 
 export interface FaultyRun {
   ws: Workspace;
@@ -26,7 +27,7 @@ export interface FaultyOptions {
   workflowYaml?: string;
 }
 
-/** Runs a one-off workflow against the faulty app through the real CLI. */
+/** Runs a one-off workflow against the faulty app through the CLI, in this process (the app is a real process). */
 export async function runFaulty(steps: string, options: FaultyOptions = {}): Promise<FaultyRun> {
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
@@ -36,7 +37,7 @@ export async function runFaulty(steps: string, options: FaultyOptions = {}): Pro
     `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n${options.appYaml ?? ''}${options.configYaml ?? ''}`,
   );
   const workflow = ws.write('wf.yaml', `name: wf\n${options.workflowYaml ?? ''}steps:\n${steps}`);
-  const result = await runCli(['--config', ws.config, 'run', workflow, '--json', ...(options.cliArgs ?? [])], { cwd: ws.dir, timeoutMs: 40_000 });
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json', ...(options.cliArgs ?? [])], { cwd: ws.dir });
   let record: any = null;
   try {
     record = JSON.parse(result.stdout);

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { createMcpHandler, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 // A plain JS module, shared with the stdio fixture app.
 import { createFaultyServer } from '../apps/faulty-tools.js';
 
@@ -22,12 +22,6 @@ export interface HttpFixture {
   methods: string[];
   close(): Promise<void>;
 }
-
-const open = new Set<HttpFixture>();
-afterEach(async () => {
-  await Promise.all([...open].map((fixture) => fixture.close()));
-  open.clear();
-});
 
 /** A Streamable HTTP server (both eras, the `faulty` fixture's tools) whose answer to the probe is `probe`. */
 export async function startStreamableFixture(probe: ProbeAnswer): Promise<HttpFixture> {
@@ -137,7 +131,9 @@ async function listen(
         await new Promise<void>((resolve) => server.close(() => resolve()));
       })()),
   };
-  open.add(fixture);
+  // Closed when the test that started it ends, whatever happened (registered per test, so it holds
+  // when test files share one module graph and this module is loaded once).
+  onTestFinished(() => fixture.close());
   return fixture;
 }
 

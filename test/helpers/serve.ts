@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { cliPath, type Workspace } from './workspace.js';
 
 // `runner serve|watch|cron` as a child process, observed through its --json events.
@@ -16,15 +16,13 @@ export interface Serve {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-const children = new Set<ChildProcess>();
-afterEach(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.clear();
-});
-
 export function startServe(ws: Workspace, args: string[]): Serve {
   const child = spawn(process.execPath, [cliPath, '--config', ws.config, ...args, '--json'], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
+  // Killed when the test that started it ends, whatever happened (registered per test, so it holds
+  // when test files share one module graph and this module is loaded once).
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   const events: Event[] = [];
   let stdout = '';
   let stderr = '';

@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { login, readCredentials } from '../helpers/auth-login.js';
-import { createWorkspace, runCli, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, type Workspace } from '../helpers/workspace.js';
 import { startAuthServer, type AuthServer } from '../servers/auth-server.js';
 import { startIdentityProvider, type IdentityProvider } from '../servers/identity-provider.js';
 import { startProtectedApp, type ProtectedApp } from '../servers/protected-app.js';
 
-// The auth extensions with the real CLI against real servers on loopback: an
+// The auth extensions with the CLI against real servers on loopback: an
 // authorization server that binds tokens with DPoP and takes JWT-bearer
 // grants, protected MCP servers that demand DPoP (one with a nonce), and an
 // enterprise identity provider that exchanges ID tokens for ID-JAGs.
@@ -58,7 +59,7 @@ function notesWorkspace(url: string, auth: string, extraEnv: NodeJS.ProcessEnv =
 }
 
 function run(ws: Workspace, env: NodeJS.ProcessEnv) {
-  return runCli(['--config', ws.config, 'run', join(ws.dir, 'whoami.yaml'), '--json'], { cwd: ws.dir, env });
+  return runInProcess(['--config', ws.config, 'run', join(ws.dir, 'whoami.yaml'), '--json'], { cwd: ws.dir, env });
 }
 
 /** A JWT the workload's platform would issue (a projected service account token), for the authorization server. */

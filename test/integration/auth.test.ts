@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type AuthServer } from '../servers/auth-server.js';
 import { startProtectedApp, type ProtectedApp } from '../servers/protected-app.js';
 import { login, readCredentials } from '../helpers/auth-login.js';
-import { createWorkspace, runCli, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, type Workspace } from '../helpers/workspace.js';
 
-// The real CLI against a real authorization server and a protected MCP server
+// The CLI against a real authorization server and a protected MCP server
 // on loopback. The test plays the browser: it reads the authorization URL the
 // CLI prints, follows the server's redirect to the CLI's 127.0.0.1 port.
 
@@ -43,7 +44,7 @@ function notesWorkspace(auth: string, url = app.url): { ws: Workspace; env: Node
 }
 
 function run(ws: Workspace, env: NodeJS.ProcessEnv, workflow = 'whoami.yaml') {
-  return runCli(['--config', ws.config, 'run', join(ws.dir, workflow), '--json'], { cwd: ws.dir, env });
+  return runInProcess(['--config', ws.config, 'run', join(ws.dir, workflow), '--json'], { cwd: ws.dir, env });
 }
 
 /** Every file under `dir`, as text. */
@@ -74,7 +75,7 @@ describe('runner auth login (oauth: authorization code with PKCE)', () => {
     const token = stored.tokens!.access_token;
     expect(result.stdout + result.stderr).not.toContain(token);
 
-    const status = await runCli(['--config', ws.config, 'auth', 'status'], { cwd: ws.dir, env });
+    const status = await runInProcess(['--config', ws.config, 'auth', 'status'], { cwd: ws.dir, env });
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/notes\s+oauth\s+logged in; scopes: notes.read; expires in/);
     expect(status.stdout).toContain(credentials);
@@ -125,7 +126,7 @@ describe('runner auth login (oauth: authorization code with PKCE)', () => {
     expect(error.message).toContain('run `runner auth login notes`');
     expect(error.message).toContain('rejected');
     expect(result.stdout + result.stderr).not.toContain('is the server running?');
-    const status = await runCli(['--config', ws.config, 'auth', 'status', 'notes'], { cwd: ws.dir, env });
+    const status = await runInProcess(['--config', ws.config, 'auth', 'status', 'notes'], { cwd: ws.dir, env });
     expect(status.stdout).toContain('not logged in');
   });
 
@@ -138,7 +139,7 @@ describe('runner auth login (oauth: authorization code with PKCE)', () => {
     expect(error.kind).toBe('unavailable');
     expect(error.message).toContain('needs scope `notes.write`');
     expect(error.message).toContain('runner auth login notes');
-    const status = await runCli(['--config', ws.config, 'auth', 'status', 'notes'], { cwd: ws.dir, env });
+    const status = await runInProcess(['--config', ws.config, 'auth', 'status', 'notes'], { cwd: ws.dir, env });
     expect(status.stdout).toContain('a server asked for scope notes.write');
 
     const registrations = authServer.log.registrations.length;
@@ -163,7 +164,7 @@ describe('runner auth login (oauth: authorization code with PKCE)', () => {
     expect(authServer.log.registrations.length).toBe(registrations);
 
     expect((await login(ws, env)).code).toBe(0);
-    const logout = await runCli(['--config', ws.config, 'auth', 'logout', 'notes'], { cwd: ws.dir, env });
+    const logout = await runInProcess(['--config', ws.config, 'auth', 'logout', 'notes'], { cwd: ws.dir, env });
     expect(logout.code).toBe(0);
     expect(logout.stdout).toContain('Logged out of app `notes`');
     expect(readCredentials(env.RUNNER_CREDENTIALS!).servers[app.url]).toBeUndefined();

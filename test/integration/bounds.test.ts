@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp } from '../helpers/workspace.js';
 
 // What a hostile app can drive stays bounded: the time the runner waits for
 // an app that never answers its handshake, and the size of its log.
@@ -13,7 +14,7 @@ function workspace(appFlags: string[], appYaml = '') {
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, ...appFlags])}\n${appYaml}`);
   const run = async (steps: string) => {
     const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     return { ...result, record: JSON.parse(result.stdout) };
   };
   return { ws, run };
@@ -74,7 +75,7 @@ describe('an HTTP app whose response never ends', () => {
       const { port } = server.address() as AddressInfo;
       const ws = createWorkspace(`apps:\n  endless:\n    url: http://127.0.0.1:${port}/mcp\n    max-result: 1MiB\n`);
       const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: endless.anything\n');
-      const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
       const step = JSON.parse(result.stdout).steps[0];
       expect(step.error).toMatchObject({ kind: 'unavailable' });
       expect(step.error.message).toContain('larger than its max-result of 1MiB');
@@ -94,7 +95,7 @@ describe('a foreach fed a huge list', () => {
       'wf.yaml',
       'name: wf\ninputs:\n  items: { type: array }\nsteps:\n  - id: each\n    uses: faulty.work\n    foreach: ${{ inputs.items }}\n  - id: few\n    uses: faulty.echo\n    foreach: [1, 2, 3]\n    max-items: 3\n',
     );
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--inputs', inputs, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--inputs', inputs, '--json'], { cwd: ws.dir });
     const record = JSON.parse(result.stdout);
     expect(record.steps[0].error).toEqual({ kind: 'input', message: '`foreach` gave 100000 items, more than the limit of 10000 (step `max-items`)' });
     expect(record.steps[1].status).toBe('succeeded');
@@ -121,7 +122,7 @@ describe('an inputs file', () => {
     const { ws } = workspace([]);
     const inputs = ws.write('inputs.json', JSON.stringify({ text: 'x'.repeat(5 * 1024 * 1024) }));
     const workflow = ws.write('wf.yaml', 'name: wf\ninputs:\n  text: { type: string }\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: "${{ inputs.text }}" }\n');
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--inputs', inputs], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--inputs', inputs], { cwd: ws.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('file `' + inputs + '` is too large: 5,242,891 bytes, over the limit of 4MiB for inputs files');
     expect(existsSync(join(ws.dir, 'artifacts'))).toBe(false); // no run was started

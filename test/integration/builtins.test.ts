@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp } from '../helpers/workspace.js';
 
 // The runner's own tools, `runner.transform` (JSONata) and `runner.save`:
 // data shaping between apps, with no app to start.
@@ -9,7 +10,7 @@ import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
 async function run(steps: string, extra = '') {
   const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`);
   const workflow = ws.write('wf.yaml', `name: wf\n${extra}steps:\n${steps}`);
-  const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
   const record = JSON.parse(result.stdout);
   const step = (id: string) => record.steps.find((candidate: { id: string }) => candidate.id === id);
   return { ...result, record, step };

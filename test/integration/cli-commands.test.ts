@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, demoAppsYaml, repoRoot, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, demoAppsYaml, repoRoot } from '../helpers/workspace.js';
 
 describe('the installed command', () => {
   it('`npx runner` runs the built CLI from the repository, as the README says', async () => {
@@ -20,7 +21,7 @@ describe('the installed command', () => {
 describe('runner tools', () => {
   it('lists every tool with its annotations and the decision that applies', async () => {
     const ws = createWorkspace(demoAppsYaml() + 'policy:\n  rules:\n    - { match: "sheet.delete_*", action: deny }\n');
-    const result = await runCli(['--config', ws.config, 'tools', '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'tools', '--json'], { cwd: ws.dir });
     expect(result.code).toBe(0);
     const listing = JSON.parse(result.stdout);
     const sheet = listing.find((entry: { app: string }) => entry.app === 'sheet');
@@ -30,7 +31,7 @@ describe('runner tools', () => {
     expect(byName.delete_sheet.policy).toEqual({ action: 'deny', reason: 'rule sheet.delete_*' });
     expect(byName.create_workbook.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
 
-    const text = await runCli(['--config', ws.config, 'tools', 'image'], { cwd: ws.dir });
+    const text = await runInProcess(['--config', ws.config, 'tools', 'image'], { cwd: ws.dir });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/image\.info\s+allow\s+read-only/);
     expect(text.stdout).not.toContain('sheet.');
@@ -38,7 +39,7 @@ describe('runner tools', () => {
 
   it('exits 2 for an app that is not in the config', async () => {
     const ws = createWorkspace(demoAppsYaml());
-    const result = await runCli(['--config', ws.config, 'tools', 'nope'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'tools', 'nope'], { cwd: ws.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('no app named `nope`');
   });
@@ -47,7 +48,7 @@ describe('runner tools', () => {
 describe('runner validate', () => {
   it('accepts every example workflow statically', async () => {
     const files = ['logo-to-quote.yaml', 'logo-variants.yaml', 'quote-over-http.yaml'].map((name) => join(repoRoot, 'workflows', name));
-    const result = await runCli(['validate', ...files], { cwd: repoRoot });
+    const result = await runInProcess(['validate', ...files], { cwd: repoRoot });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n').filter((line) => line.startsWith('ok '))).toHaveLength(3);
@@ -71,9 +72,9 @@ describe('runner validate', () => {
         '',
       ].join('\n'),
     );
-    const offline = await runCli(['--config', ws.config, 'validate', file], { cwd: ws.dir });
+    const offline = await runInProcess(['--config', ws.config, 'validate', file], { cwd: ws.dir });
     expect(offline.code).toBe(0);
-    const online = await runCli(['--config', ws.config, 'validate', '--online', file], { cwd: ws.dir });
+    const online = await runInProcess(['--config', ws.config, 'validate', '--online', file], { cwd: ws.dir });
     expect(online.code).toBe(2);
     expect(online.stderr).toContain(`${file}:5:26: step \`a\`: unknown argument \`colour\`\n  hint: arguments: path`);
     expect(online.stderr).toMatch(new RegExp(`${file}:7:11: step \`b\`: app \`image\` has no tool \`nope\``));
@@ -85,7 +86,7 @@ describe('runner validate', () => {
 describe('runner run --dry-run', () => {
   it('prints the plan with policy decisions and retry safety, calling nothing; exits 1 while a step would be denied', async () => {
     const ws = createWorkspace(demoAppsYaml());
-    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--json'], { cwd: ws.dir });
     expect(result.code).toBe(1);
     const plan = JSON.parse(result.stdout);
     expect(plan.levels[0]).toEqual(['logo', 'quote']);
@@ -96,7 +97,7 @@ describe('runner run --dry-run', () => {
     expect(byId.logo.retry).toMatchObject({ safe: true, why: 'idempotent' });
     expect(existsSync(join(ws.artifacts, 'logo-to-quote'))).toBe(false);
 
-    const allowed = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--allow', 'sheet.write_*'], { cwd: ws.dir });
+    const allowed = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--allow', 'sheet.write_*'], { cwd: ws.dir });
     expect(allowed.stdout).toMatch(/header\s+sheet\.write_range\n\s+policy: allow \(destructive; --allow sheet\.write_\*\)/);
     expect(allowed.code).toBe(0);
   });
@@ -105,7 +106,7 @@ describe('runner run --dry-run', () => {
 describe('policy at run time', () => {
   it('denies an ask without a TTY, sends nothing, skips what depends on it, and exits 1', async () => {
     const ws = createWorkspace(demoAppsYaml());
-    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json'], { cwd: ws.dir });
     expect(result.code).toBe(1);
     const record = JSON.parse(result.stdout);
     const byId = Object.fromEntries(record.steps.map((step: { id: string }) => [step.id, step]));

@@ -1,14 +1,15 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, everythingApp, repoRoot, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, everythingApp, repoRoot } from '../helpers/workspace.js';
 
 const askingApp = join(repoRoot, 'test', 'apps', 'asking.js');
 
-/** Runs a workflow (steps YAML) through the real CLI against one app; returns the run record. */
+/** Runs a workflow (steps YAML) through the CLI against one app; returns the run record. */
 async function runSteps(app: { name: string; args: string[] }, steps: string) {
   const ws = createWorkspace(`apps:\n  ${app.name}:\n    command: node\n    args: ${JSON.stringify(app.args)}\n`);
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
-  const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, timeoutMs: 40_000 });
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
   let record;
   try {
     record = JSON.parse(result.stdout);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp } from '../helpers/workspace.js';
 
 // A config that imports a VS Code file and a Claude Desktop file, each with
 // one server runner cannot use, runs every workflow that does not use those
@@ -43,7 +44,7 @@ function workspace() {
   ws.write('claude_desktop_config.json', claudeDesktop);
   const run = (workflowText: string) => {
     const workflow = ws.write('wf.yaml', workflowText);
-    return runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, env: { FIXTURE_NAME: 'vscode-local' } });
+    return runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, env: { FIXTURE_NAME: 'vscode-local' } });
   };
   return { ws, run };
 }

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServe } from '../helpers/serve.js';
-import { createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
 
-// What the run store promises, through the real CLI: secrets never stored and
+// What the run store promises, through the CLI: secrets never stored and
 // never lost on resume, short secrets that cannot break the record, foreach
 // items kept across resumes, write failures that fail the run instead of the
 // runner, and a watch-triggered run that survives kill -9 of its runner.
@@ -25,7 +26,7 @@ function faultyWorkspace(extraConfig = ''): Workspace & { counter: string; lines
 }
 
 async function cli(ws: Workspace, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const result = await runCli(['--config', ws.config, ...args], { cwd: ws.dir, env });
+  const result = await runInProcess(['--config', ws.config, ...args], { cwd: ws.dir, env });
   return { ...result, record: result.stdout.startsWith('{') ? JSON.parse(result.stdout) : null };
 }
 

@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAlive } from '../../src/apps/process-tree.js';
-import { cliPath, createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { cliPath, createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
 
 /** A workspace with the faulty app, a side-effect counter and one workflow built from `steps`. */
 function faultyWorkspace(steps: string, appFlags: string[] = []): { ws: Workspace; workflow: string; counter: string } {
@@ -17,7 +18,7 @@ function faultyWorkspace(steps: string, appFlags: string[] = []): { ws: Workspac
 
 async function runWorkflow(steps: string, appFlags: string[] = []) {
   const { ws, workflow, counter } = faultyWorkspace(steps, appFlags);
-  const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
   // When the runner printed no record, say what it did print (a rare empty stdout was seen once in CI).
   if (!result.stdout.trim()) throw new Error(`no run record on stdout (exit ${result.code}, signal ${result.signal}); stderr:\n${result.stderr}`);
   const record = JSON.parse(result.stdout);

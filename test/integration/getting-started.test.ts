@@ -4,35 +4,36 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STARTER_SERVER_PACKAGE } from '../../src/cli/commands/init.js';
 import { startServe } from '../helpers/serve.js';
-import { createWorkspace, everythingApp, faultyApp, repoRoot, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, everythingApp, faultyApp, repoRoot } from '../helpers/workspace.js';
 
 // A new user's first minutes: `runner init`, a .env file, `-i key=@file.json`,
-// and watch paths in the home folder, through the real CLI.
+// and watch paths in the home folder, through the CLI.
 
 const emptyFolder = () => mkdtempSync(join(tmpdir(), 'runner-init-'));
 
 describe('runner init', () => {
   it('writes a config and a workflow that validate, and says what to run next', async () => {
     const dir = emptyFolder();
-    const result = await runCli(['init'], { cwd: dir });
+    const result = await runInProcess(['init'], { cwd: dir });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('wrote runner.config.yaml\nwrote workflows/hello.yaml\n');
     expect(result.stdout).toContain('runner run workflows/hello.yaml');
-    const validate = await runCli(['validate', 'workflows/hello.yaml'], { cwd: dir });
+    const validate = await runInProcess(['validate', 'workflows/hello.yaml'], { cwd: dir });
     expect(validate.stderr).toBe('');
     expect(validate.code).toBe(0);
   });
 
   it('starts a workflow that runs against the server it names', async () => {
     const dir = emptyFolder();
-    expect((await runCli(['init'], { cwd: dir })).code).toBe(0);
+    expect((await runInProcess(['init'], { cwd: dir })).code).toBe(0);
     // The same server the config starts through npx, launched from this checkout: no download in tests.
     const config = join(dir, 'runner.config.yaml');
     const text = readFileSync(config, 'utf8');
     const npx = `command: npx\n    args: ["-y", "${STARTER_SERVER_PACKAGE}", "stdio"]`;
     expect(text).toContain(npx);
     writeFileSync(config, text.replace(npx, `command: node\n    args: [${JSON.stringify(everythingApp)}, "stdio"]`));
-    const run = await runCli(['run', 'workflows/hello.yaml', '-i', 'name=Ada', '--json'], { cwd: dir, timeoutMs: 40_000 });
+    const run = await runInProcess(['run', 'workflows/hello.yaml', '-i', 'name=Ada', '--json'], { cwd: dir });
     expect(run.stderr).not.toMatch(/error/);
     expect(run.code).toBe(0);
     const record = JSON.parse(run.stdout);
@@ -47,7 +48,7 @@ describe('runner init', () => {
   it('never overwrites: when either file exists it writes nothing and exits 2 naming it', async () => {
     const dir = emptyFolder();
     writeFileSync(join(dir, 'runner.config.yaml'), 'apps: {}\n');
-    const config = await runCli(['init'], { cwd: dir });
+    const config = await runInProcess(['init'], { cwd: dir });
     expect(config.code).toBe(2);
     expect(config.stderr).toContain('runner.config.yaml already exists');
     expect(readFileSync(join(dir, 'runner.config.yaml'), 'utf8')).toBe('apps: {}\n');
@@ -56,7 +57,7 @@ describe('runner init', () => {
     const other = emptyFolder();
     mkdirSync(join(other, 'workflows'));
     writeFileSync(join(other, 'workflows', 'hello.yaml'), 'mine\n');
-    const workflow = await runCli(['init'], { cwd: other });
+    const workflow = await runInProcess(['init'], { cwd: other });
     expect(workflow.code).toBe(2);
     expect(workflow.stderr).toContain('workflows/hello.yaml already exists');
     expect(readdirSync(other)).toEqual(['workflows']);
@@ -68,10 +69,10 @@ describe('.env beside the config', () => {
   it('fills ${VAR} in the config; the real environment wins', async () => {
     const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}, --name, "\${SERVER_NAME}"]\n`);
     ws.write('.env', 'SERVER_NAME=from-dotenv\n');
-    const fromFile = await runCli(['tools', 'faulty'], { cwd: ws.dir });
+    const fromFile = await runInProcess(['tools', 'faulty'], { cwd: ws.dir });
     expect(fromFile.code).toBe(0);
     expect(fromFile.stdout).toMatch(/^faulty \(from-dotenv 1\.0\.0,/);
-    const real = await runCli(['tools', 'faulty'], { cwd: ws.dir, env: { SERVER_NAME: 'from-env' } });
+    const real = await runInProcess(['tools', 'faulty'], { cwd: ws.dir, env: { SERVER_NAME: 'from-env' } });
     expect(real.stdout).toMatch(/^faulty \(from-env 1\.0\.0,/);
   });
 });
@@ -86,7 +87,7 @@ describe('-i key=@file.json', () => {
   it('reads the input from a JSON file relative to the current folder', async () => {
     const ws = workspace();
     ws.write('data/rows.json', '[["tea", 3], ["milk", 1.5]]');
-    const result = await runCli(['run', 'wf.yaml', '-i', 'rows=@data/rows.json', '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['run', 'wf.yaml', '-i', 'rows=@data/rows.json', '--json'], { cwd: ws.dir });
     expect(result.code).toBe(0);
     const record = JSON.parse(result.stdout);
     expect(record.inputs).toEqual({ rows: [['tea', 3], ['milk', 1.5]] });
@@ -95,11 +96,11 @@ describe('-i key=@file.json', () => {
 
   it('exits 2 naming a missing or invalid file, before anything runs', async () => {
     const ws = workspace();
-    const missing = await runCli(['run', 'wf.yaml', '-i', 'rows=@rows.json'], { cwd: ws.dir });
+    const missing = await runInProcess(['run', 'wf.yaml', '-i', 'rows=@rows.json'], { cwd: ws.dir });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('`-i rows=@rows.json`: cannot read `rows.json`: no such file');
     ws.write('rows.json', '[1, 2,]');
-    const invalid = await runCli(['run', 'wf.yaml', '-i', 'rows=@rows.json'], { cwd: ws.dir });
+    const invalid = await runInProcess(['run', 'wf.yaml', '-i', 'rows=@rows.json'], { cwd: ws.dir });
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(/rows\.json:1:8: JSON syntax error/);
     expect(existsSync(join(ws.artifacts, 'wf'))).toBe(false);
@@ -128,7 +129,7 @@ describe('watch paths in the home folder', () => {
   it('refuse other variables at validate time, with a hint', async () => {
     const ws = createWorkspace('');
     ws.write('wf.yaml', 'name: wf\non:\n  watch: { paths: ["$DATA/inbox/*.txt"] }\nsteps:\n  - { id: save, uses: runner.save, with: { name: a.txt, content: x } }\n');
-    const result = await runCli(['validate', 'wf.yaml'], { cwd: ws.dir });
+    const result = await runInProcess(['validate', 'wf.yaml'], { cwd: ws.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/wf\.yaml:3:20: watch path `\$DATA\/inbox\/\*\.txt` uses `\$DATA`, which is not expanded/);
     expect(result.stderr).toContain('only `~`, `$HOME` and `${HOME}` at the start of a watch path expand');

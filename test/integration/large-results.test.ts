@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runFaulty } from '../helpers/faulty-workspace.js';
-import { runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 // A result of several MB is written in slices (run.json, result.json) and kept
 // out of line in the run store: each copy must still hold all of it, and a
@@ -28,7 +28,7 @@ describe('a result of 3 MB', () => {
     expect(onDisk.steps[0].text === text && onDisk.steps[1].args.text === text).toBe(true);
     expect(JSON.parse(readFileSync(join(dir, 'a', 'result.json'), 'utf8')).content[0].text === text).toBe(true);
 
-    const cli = (...args: string[]) => runCli(['--config', run.ws.config, ...args], { cwd: run.ws.dir, timeoutMs: 40_000 });
+    const cli = (...args: string[]) => runInProcess(['--config', run.ws.config, ...args], { cwd: run.ws.dir });
     const shown = JSON.parse((await cli('runs', 'show', run.record.id, '--json')).stdout);
     expect(shown.steps[0].text === text && shown.steps[1].outputs.text === text).toBe(true);
 

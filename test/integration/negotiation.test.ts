@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { startLegacySseFixture, startStreamableFixture, type ProbeAnswer } from '../helpers/mcp-http-fixtures.js';
-import { createWorkspace, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace } from '../helpers/workspace.js';
 
 // Negotiation never makes a reachable server unreachable: a `server/discover`
 // probe answered with an HTTP error, garbage or nothing falls back to
 // `initialize` once; `protocol:` pins an era and skips the probe; legacy
 // HTTP+SSE servers work with `transport: sse`. Real servers over loopback,
-// the real CLI.
+// the CLI.
 
 const ECHO = 'name: wf\nsteps:\n  - id: hello\n    uses: remote.echo\n    with: { text: hi }\n';
 
@@ -14,7 +15,7 @@ async function runEcho(appYaml: string) {
   const ws = createWorkspace(`apps:\n  remote:\n${appYaml}`);
   const workflow = ws.write('wf.yaml', ECHO);
   const run = async () => {
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     return { ...result, record: JSON.parse(result.stdout || '{}') };
   };
   return { ws, run };
@@ -119,7 +120,7 @@ describe('a legacy HTTP+SSE server', () => {
       'wf.yaml',
       'name: wf\nsteps:\n  - id: a\n    uses: typed.echo\n    with: { text: one }\n  - id: b\n    uses: guessed.echo\n    with: { text: two }\n',
     );
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     expect(result.code).toBe(0);
     const record = JSON.parse(result.stdout);
     expect(record.steps.map((step: { text: string }) => step.text)).toEqual(['one', 'two']);

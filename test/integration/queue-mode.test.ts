@@ -3,9 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runInProcess } from '../helpers/in-process.js';
 import { killListedPids, linesOf } from '../helpers/pid-files.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { cliPath, createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
 
 // Queue mode end to end: a real redis-server, three `runner worker` processes, `runner run --queue`.
 // Each worker's faulty app appends to its own counter file (COUNTER differs per worker), so the files
@@ -98,7 +99,7 @@ describe('queue mode (BullMQ on Redis)', () => {
       `name: fan\nsteps:\n  - id: wide\n    uses: wide.concurrent\n    foreach: ${items(300)}\n    with: { delayMs: ${delayMs} }\n` +
         `  - id: limited\n    uses: limited.concurrent\n    foreach: ${items(60)}\n    with: { delayMs: ${delayMs} }\n`,
     );
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir, timeoutMs: 50_000 });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
     expect(result.stderr).not.toMatch(/internal error/);
     const record = JSON.parse(result.stdout);
     expect(result.code).toBe(0);
@@ -126,10 +127,10 @@ describe('queue mode (BullMQ on Redis)', () => {
 
     // The run store is shared through Redis: another "machine" (another folder, its own artifacts) sees the run.
     const elsewhere = createWorkspace(`queue: ${redis.url}\n`);
-    const listed = await runCli(['--config', elsewhere.config, 'runs', '--json'], { cwd: elsewhere.dir });
+    const listed = await runInProcess(['--config', elsewhere.config, 'runs', '--json'], { cwd: elsewhere.dir });
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout).map((run: { id: string }) => run.id)).toContain(record.id);
-    const shown = await runCli(['--config', elsewhere.config, 'runs', 'show', record.id, '--json'], { cwd: elsewhere.dir });
+    const shown = await runInProcess(['--config', elsewhere.config, 'runs', 'show', record.id, '--json'], { cwd: elsewhere.dir });
     expect(JSON.parse(shown.stdout).steps.map((entry: { status: string }) => entry.status)).toEqual(['succeeded', 'succeeded']);
   }, 90_000);
 
@@ -140,7 +141,7 @@ describe('queue mode (BullMQ on Redis)', () => {
       'kill.yaml',
       'name: kill\nsteps:\n  - id: read\n    uses: wide.concurrent\n    with: { delayMs: 4000 }\n  - id: write\n    uses: wide.work\n    with: { delayMs: 4000, label: side-effect }\n',
     );
-    const running = runCli(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir, timeoutMs: 50_000 });
+    const running = runInProcess(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
     // Wait until both calls reached the app, then kill every worker that holds one.
     const holders = async (): Promise<WorkerProcess[]> => {
       for (;;) {
@@ -173,7 +174,7 @@ describe('queue mode (BullMQ on Redis)', () => {
     workers = [await startWorker(8)];
     // A chatty app: a progress notification every 5 ms for 3 s, some 600 in all.
     const workflow = ws.write('chatty.yaml', 'name: chatty\nsteps:\n  - id: chatty\n    uses: wide.slow\n    with: { ms: 3000, progressEveryMs: 5 }\n');
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--queue', redis.url], { cwd: ws.dir, timeoutMs: 40_000 });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--queue', redis.url], { cwd: ws.dir });
     expect(result.code).toBe(0);
     // The line log prints a call's progress as the in-process path does: `… <step> <progress>/<total> (<n>%) <message>`.
     expect(result.stderr).toMatch(/^… chatty \d+\/3000 \(\d+%\) \d+ of 3000 ms$/m);
@@ -198,7 +199,7 @@ describe('queue mode (BullMQ on Redis)', () => {
       'hang.yaml',
       'name: hang\ntimeout: 12s\nsteps:\n  - id: warm\n    uses: wide.echo\n    with: { text: warm }\n  - id: wait\n    needs: warm\n    uses: wide.hang\n',
     );
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir, timeoutMs: 40_000 });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
     const record = JSON.parse(result.stdout);
     expect(result.code).toBe(1);
     expect(record.steps[1]).toMatchObject({ id: 'wait', status: 'failed', error: { kind: 'timeout' } });

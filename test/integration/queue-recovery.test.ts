@@ -2,9 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runInProcess } from '../helpers/in-process.js';
 import { killListedPids, linesOf } from '../helpers/pid-files.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { cliPath, createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
 
 // Queue mode riding through failures of the parts around a run: Redis restarting mid-call, and the
 // coordinator killed mid-run and resumed from another folder (another "machine"). Real processes throughout.
@@ -110,7 +111,7 @@ describe('queue mode recovery', () => {
     // Each call with side effects reached the app exactly once, by the app's own count.
     expect(linesOf(counter).sort()).toEqual(['first', 'last', 'slow']);
     // The run store kept the run across the restart.
-    const listed = await runCli(['--config', ws.config, 'runs', 'show', record.id, '--json'], { cwd: ws.dir, env: { RUNNER_QUEUE_URL: redis.url } });
+    const listed = await runInProcess(['--config', ws.config, 'runs', 'show', record.id, '--json'], { cwd: ws.dir, env: { RUNNER_QUEUE_URL: redis.url } });
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toMatchObject({ id: record.id, status: 'succeeded' });
   }, 90_000);
@@ -147,7 +148,7 @@ describe('queue mode recovery', () => {
     run.child.kill('SIGKILL');
     await run.exited;
 
-    const resumed = await runCli(['--config', second.config, 'resume', id, '--json'], { cwd: second.dir, timeoutMs: 40_000 });
+    const resumed = await runInProcess(['--config', second.config, 'resume', id, '--json'], { cwd: second.dir });
     expect(resumed.stderr).not.toMatch(/internal error/);
     expect(resumed.code).toBe(0);
     const record = JSON.parse(resumed.stdout);

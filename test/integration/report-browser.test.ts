@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, type Browser } from '../helpers/browser.js';
-import { createWorkspace, demoAppsYaml, repoRoot, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, demoAppsYaml, repoRoot } from '../helpers/workspace.js';
 const policy = `policy:\n  rules:\n    - { match: "sheet.write_range", action: allow }\n`;
 
 describe('report.html in a browser', () => {
@@ -13,7 +14,7 @@ describe('report.html in a browser', () => {
 
   it('shows every step in the graph with its status, loads its thumbnail, and requests nothing but file: and data:', async () => {
     const ws = createWorkspace(demoAppsYaml() + policy);
-    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json', '-i', 'company=Initech'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json', '-i', 'company=Initech'], { cwd: ws.dir });
     expect(result.code).toBe(0);
     const record = JSON.parse(result.stdout) as { dir: string; steps: { id: string; status: string }[] };
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp } from '../helpers/workspace.js';
 
 function workspace(steps: string) {
   const ws = createWorkspace('');
@@ -10,7 +11,7 @@ function workspace(steps: string) {
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
   const sideEffects = () => readFileSync(counter, 'utf8').split('\n').filter(Boolean);
   const cli = async (...args: string[]) => {
-    const result = await runCli(['--config', ws.config, ...args], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, ...args], { cwd: ws.dir });
     return { ...result, record: result.stdout.startsWith('{') ? JSON.parse(result.stdout) : null };
   };
   return { ws, workflow, sideEffects, cli };

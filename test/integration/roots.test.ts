@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, repoRoot, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, repoRoot } from '../helpers/workspace.js';
 
 // server-filesystem replaces the folders it was started with by the client's
 // roots. The default roots of an app are the artifacts folder plus every
@@ -24,7 +25,7 @@ async function allowedDirectories(appExtra: string) {
   mkdirSync(ws.artifacts, { recursive: true });
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  fs:\n    command: node\n    args: [${JSON.stringify(filesystemServer)}, data]\n${appExtra}`);
   const workflow = ws.write('wf.yaml', WORKFLOW);
-  const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
   expect(result.code, result.stderr).toBe(0);
   const text: string = JSON.parse(result.stdout).steps[1].text;
   return { ws, data, other, listed: text.split('\n').slice(1).sort() };

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
+import { runInProcess } from '../helpers/in-process.js';
 import { createWorkspace, demoAppsYaml, repoRoot, runCli } from '../helpers/workspace.js';
 
 const policy = `policy:\n  rules:\n    - { match: "sheet.write_range", action: allow }\n`;
@@ -9,7 +10,7 @@ const policy = `policy:\n  rules:\n    - { match: "sheet.write_range", action: a
 describe('runner run workflows/logo-to-quote.yaml', () => {
   it('renders the logo, builds the workbook with the logo at B2 and a total, and records everything', async () => {
     const ws = createWorkspace(demoAppsYaml() + policy);
-    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json', '-i', 'company=Globex'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--json', '-i', 'company=Globex'], { cwd: ws.dir });
     expect(result.stderr).toContain('readback succeeded');
     expect(result.code).toBe(0);
 
@@ -59,6 +60,7 @@ describe('runner run workflows/logo-to-quote.yaml', () => {
   it('exits 2 with file:line:col and runs nothing when the workflow is broken', async () => {
     const ws = createWorkspace(demoAppsYaml());
     const file = ws.write('broken.yaml', 'name: broken\nsteps:\n  - id: a\n    uses: image.info\n    with: { path: x }\n    needz: [b]\n');
+    // A real process: exit 2 as the shell sees it, the message on the real stderr.
     const result = await runCli(['--config', ws.config, 'run', file], { cwd: ws.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${file}:6:5`);
@@ -81,7 +83,7 @@ describe('runner run workflows/logo-to-quote.yaml', () => {
         '',
       ].join('\n'),
     );
-    const result = await runCli(['--config', ws.config, 'run', file, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', file, '--json'], { cwd: ws.dir });
     expect(result.code).toBe(0);
     const steps = Object.fromEntries(JSON.parse(result.stdout).steps.map((step: { id: string }) => [step.id, step]));
     expect(steps.a.outputs.sheets).toEqual(['Sheet1', 'Two']);
@@ -94,7 +96,7 @@ describe('runner run workflows/logo-to-quote.yaml', () => {
 describe('runner run workflows/image-inventory.yaml', () => {
   it('chains the image app, runner.transform and the sheet app: one row per banner in the workbook, and the same rows as CSV', async () => {
     const ws = createWorkspace(demoAppsYaml() + policy);
-    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'image-inventory.yaml'), '--json', '-i', 'products=["Alpha","Beta, the second"]'], {
+    const result = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'image-inventory.yaml'), '--json', '-i', 'products=["Alpha","Beta, the second"]'], {
       cwd: ws.dir,
     });
     expect(result.code).toBe(0);
@@ -120,7 +122,7 @@ describe('runner run workflows/image-inventory.yaml', () => {
     expect(readFileSync(join(runDir, 'csv', 'inventory.csv'), 'utf8')).toBe(`Alpha,360,120,png,${row(4)[4]}\n"Beta, the second",360,120,png,${row(5)[4]}\n`);
 
     // One product is still one row (a list of one row, not the row itself).
-    const one = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'image-inventory.yaml'), '--json', '-i', 'products=["Solo"]'], { cwd: ws.dir });
+    const one = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'image-inventory.yaml'), '--json', '-i', 'products=["Solo"]'], { cwd: ws.dir });
     expect(one.code).toBe(0);
     expect(JSON.parse(one.stdout).steps.find((candidate: { id: string }) => candidate.id === 'rows').outputs).toEqual([['Solo', 360, 120, 'png', expect.any(Number)]]);
   });

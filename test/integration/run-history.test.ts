@@ -1,13 +1,15 @@
-// The run store seen through the real CLI: `runs` (filters, show), `runs prune`,
+// The run store seen through the CLI: `runs` (filters, show), `runs prune`,
 // `logs`, runs recorded before the store existed, several processes on one
 // artifacts folder, `retention:` under `serve`, and the programmatic API.
+// Commands run in this process; a run or serve that must be a process of its own is spawned.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cliPath, createWorkspace, faultyApp, repoRoot, runCli, type CliResult, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { cliPath, createWorkspace, faultyApp, repoRoot, type CliResult, type Workspace } from '../helpers/workspace.js';
 
 interface RunSummary {
   id: string;
@@ -65,7 +67,7 @@ function historyWorkspace(workflows: Record<string, string>, configYaml = ''): H
     ].join('\n'),
   );
   for (const [name, text] of Object.entries(workflows)) ws.write(name, text);
-  const cli = (...args: string[]) => runCli(['--config', ws.config, ...args], { cwd: ws.dir });
+  const cli = (...args: string[]) => runInProcess(['--config', ws.config, ...args], { cwd: ws.dir });
   return {
     ...ws,
     counter,

@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, everythingApp, repoRoot, runCli, sheetApp } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, everythingApp, repoRoot, sheetApp } from '../helpers/workspace.js';
 
 describe('an app over Streamable HTTP', () => {
   let server: ChildProcess;
@@ -31,7 +32,7 @@ describe('an app over Streamable HTTP', () => {
     // The same artifacts folder as the server's root, so the runner's absolute paths are inside it.
     const ws = createWorkspace('');
     const config = ws.write('runner.config.yaml', `artifacts: ${JSON.stringify(root)}\napps:\n  sheet_http:\n    url: ${url}\npolicy:\n  rules:\n    - { match: "sheet_http.write_range", action: allow }\n`);
-    const result = await runCli(['--config', config, 'run', join(repoRoot, 'workflows', 'quote-over-http.yaml'), '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', config, 'run', join(repoRoot, 'workflows', 'quote-over-http.yaml'), '--json'], { cwd: ws.dir });
     expect(result.stderr).toContain('readback succeeded');
     expect(result.code).toBe(0);
     const record = JSON.parse(result.stdout);
@@ -54,7 +55,7 @@ describe('an HTTP app that is not running', () => {
     });
     const ws = createWorkspace(`apps:\n  remote:\n    url: http://127.0.0.1:${port}/mcp\n`);
     const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: remote.anything\n');
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     expect(result.code).toBe(1);
     const error = JSON.parse(result.stdout).steps[0].error;
     expect(error.kind).toBe('unavailable');
@@ -82,7 +83,7 @@ describe('interop with @modelcontextprotocol/server-everything (2025 protocol, n
         '',
       ].join('\n'),
     );
-    const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     expect(result.stderr).toContain('echo succeeded');
     expect(result.code).toBe(0);
     const record = JSON.parse(result.stdout);

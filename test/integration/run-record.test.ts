@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runInProcess } from '../helpers/in-process.js';
 import { cliPath, createWorkspace, demoAppsYaml, faultyApp, repoRoot, runCli } from '../helpers/workspace.js';
 
 describe('run.json', () => {
@@ -39,6 +40,7 @@ describe('secrets', () => {
       'name: wf\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: "token=${{ env.API_TOKEN }}" }\n  - id: b\n    uses: faulty.fail\n    with: { message: "bad ${{ env.API_TOKEN }}" }\n',
     );
     const secret = 's3cr3t-value-42';
+    // A real process: everything it prints, a library's console output included, reaches the streams checked here.
     const result = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, env: { API_TOKEN: secret } });
     expect(result.code).toBe(1);
     expect(result.stdout).not.toContain(secret);
@@ -56,7 +58,7 @@ describe('foreach and inputs', () => {
   it('runs workflows/logo-variants.yaml: arrays of outputs, one folder per item', async () => {
     const ws = createWorkspace(demoAppsYaml() + 'policy:\n  rules:\n    - { match: "sheet.write_range", action: allow }\n');
     const inputs = ws.write('inputs.json', JSON.stringify({ names: ['Alpha', 'Beta', 'Gamma'] }));
-    const result = await runCli(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-variants.yaml'), '--inputs', inputs, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-variants.yaml'), '--inputs', inputs, '--json'], { cwd: ws.dir });
     expect(result.stderr).toContain('count succeeded');
     expect(result.code).toBe(0);
     const record = JSON.parse(result.stdout);
@@ -73,10 +75,10 @@ describe('foreach and inputs', () => {
   it('rejects bad inputs with exit 2 before anything runs', async () => {
     const ws = createWorkspace(demoAppsYaml());
     const workflow = join(repoRoot, 'workflows', 'logo-variants.yaml');
-    const unknown = await runCli(['--config', ws.config, 'run', workflow, '-i', 'nmes=[]'], { cwd: ws.dir });
+    const unknown = await runInProcess(['--config', ws.config, 'run', workflow, '-i', 'nmes=[]'], { cwd: ws.dir });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('nmes');
-    const wrongType = await runCli(['--config', ws.config, 'run', workflow, '-i', 'names=Alpha'], { cwd: ws.dir });
+    const wrongType = await runInProcess(['--config', ws.config, 'run', workflow, '-i', 'names=Alpha'], { cwd: ws.dir });
     expect(wrongType.code).toBe(2);
     expect(wrongType.stderr).toMatch(/names.*expected/);
     expect(existsSync(join(ws.artifacts, 'logo-variants'))).toBe(false);

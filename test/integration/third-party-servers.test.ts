@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, repoRoot, runCli, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, repoRoot, type Workspace } from '../helpers/workspace.js';
 
 // Real MCP servers written by others, each installed from npm as an exact
 // devDependency and launched from node_modules (never through npx, so nothing
@@ -38,7 +39,7 @@ type Step = { id: string; status: string; outputs: any; text: string; files: str
 /** Runs `workflow` (YAML text) in the workspace and returns the run record, failing with the CLI's stderr. */
 async function runWorkflow(ws: Workspace, workflow: string) {
   const file = ws.write('workflow.yaml', workflow);
-  const result = await runCli(['--config', ws.config, 'run', file, '--json'], { cwd: ws.dir, timeoutMs: CLI_TIMEOUT_MS });
+  const result = await runInProcess(['--config', ws.config, 'run', file, '--json'], { cwd: ws.dir });
   expect(result.code, result.stderr).toBe(0);
   const record = JSON.parse(result.stdout);
   const step = (id: string): Step => record.steps.find((candidate: Step) => candidate.id === id);

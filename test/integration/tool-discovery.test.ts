@@ -2,16 +2,17 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, faultyApp, imageApp, runCli, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp, imageApp, type Workspace } from '../helpers/workspace.js';
 
 // `runner tools` (listing, one tool in detail, the built-ins) and `runner call`
-// (one tool call as a recorded run), through the real CLI.
+// (one tool call as a recorded run), through the CLI.
 
 const faultyYaml = (name = 'faulty') => `  ${name}:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`;
 // Nothing listens on port 1: the connection is refused at once.
 const downYaml = '  quote-http:\n    url: http://127.0.0.1:1/mcp\n';
 
-const cli = (ws: Workspace, ...args: string[]) => runCli(['--config', ws.config, ...args], { cwd: ws.dir });
+const cli = (ws: Workspace, ...args: string[]) => runInProcess(['--config', ws.config, ...args], { cwd: ws.dir });
 
 describe('runner tools: listing', () => {
   it('says which app is unavailable and exits 0 when another answered; the built-in tools come last', async () => {

@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { startServe, type Event } from '../helpers/serve.js';
-import { createWorkspace, faultyApp, imageApp, repoRoot, runCli, sheetApp, type Workspace } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, faultyApp, imageApp, repoRoot, sheetApp, type Workspace } from '../helpers/workspace.js';
 
 // Real chokidar on temp folders and the real CLI: `runner serve|watch|cron`
 // as a child process, observed through its --json events and what it leaves
@@ -75,7 +76,10 @@ describe('runner watch', () => {
     // The same content again, under another name: not run twice.
     writeFileSync(join(inbox, 'd.txt'), 'alpha\n');
     await serve.until((events) => ofType(events, 'trigger').some((e) => e.action === 'skipped' && e.trigger.source.endsWith('d.txt')), 'the duplicate skipped');
-    await sleep(1_000); // time for a feedback loop to show, if there were one
+    // A fence instead of a pause: the same content once more, written after everything the runs wrote.
+    // Its trigger (skipped) comes after the trigger of any run folder file, were they fed back.
+    writeFileSync(join(inbox, 'fence.txt'), 'alpha\n');
+    await serve.until((events) => ofType(events, 'trigger').some((e) => e.trigger.source.endsWith('fence.txt')), 'the fence looked at');
     expect(await serve.stop('SIGTERM')).toBe(0);
 
     expect(sources(serve.events).sort()).toEqual(['a.txt', 'b.txt', 'c.txt', join('sub', 'e.txt')].map((name) => join(inbox, name)));
@@ -92,7 +96,7 @@ describe('runner watch', () => {
     expect(slowRun.trigger).toMatchObject({ type: 'watch', event: 'add', path: join(ws.dir, 'processing', 'b.txt'), hash: `sha256:${sha256(chunks.join(''))}` });
     expect(readdirSync(join(ws.dir, 'done')).sort()).toEqual(['a.txt', 'b.txt', 'c.txt', 'e.txt']);
     expect(readdirSync(join(ws.dir, 'processing'))).toEqual([]);
-    expect(readdirSync(inbox).sort()).toEqual(['d.txt', 'link.txt', 'old.txt', 'sub']);
+    expect(readdirSync(inbox).sort()).toEqual(['d.txt', 'fence.txt', 'link.txt', 'old.txt', 'sub']);
     expect(serve.stderr()).toMatch(/⚡ drop: add artifacts\/inbox\/a\.txt → run \d{8}-/);
     expect(serve.stderr()).toMatch(/✔ drop: run \S+ succeeded .* → done\/a\.txt/);
   });
@@ -136,7 +140,13 @@ describe('stopping: SIGTERM lets runs finish within --grace, then cancels them',
     await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
     ws.write('artifacts/inbox/a.txt', 'a\n');
     await serve.until((events) => ofType(events, 'run-started').length === 1, 'the run');
-    await sleep(300); // the call is in flight
+    // The call is in flight: the run store says its step is running.
+    const runId = ofType(serve.events, 'run-started')[0]!.runId;
+    const stepStatus = async () => {
+      const shown = await runInProcess(['--config', ws.config, 'runs', 'show', runId, '--json'], { cwd: ws.dir });
+      return shown.code === 0 ? JSON.parse(shown.stdout).steps[0]?.status : undefined;
+    };
+    await expect.poll(stepStatus, { timeout: 15_000, interval: 50 }).toBe('running');
     const started = Date.now();
     expect(await serve.stop('SIGTERM')).toBe(130);
     expect(Date.now() - started).toBeLessThan(8_000);
@@ -157,7 +167,8 @@ describe('runner cron', () => {
     const a = startServe(ws, ['cron']);
     const b = startServe(ws, ['serve']);
     await Promise.all([a.until((e) => ofType(e, 'ready').length === 1, 'a ready'), b.until((e) => ofType(e, 'ready').length === 1, 'b ready')]);
-    await sleep(3_600);
+    // Three occurrences finished, whichever process ran them: waited for, not timed.
+    await expect.poll(() => finished([...a.events, ...b.events]).length, { timeout: 15_000, interval: 100 }).toBeGreaterThanOrEqual(3);
     expect(await Promise.all([a.stop('SIGTERM'), b.stop('SIGTERM')])).toEqual([0, 0]);
 
     const records = runRecords(ws.artifacts, 'tick');
@@ -182,13 +193,13 @@ describe('nothing starts on bad input (exit 2)', () => {
       'once.yaml': 'name: once\nsteps:\n  - id: a\n    uses: faulty.echo\n',
       'bad.yaml': 'name: bad\non:\n  schedule:\n    - cron: "0 25 * * *"\nsteps:\n  - id: a\n    uses: faulty.echo\n',
     });
-    const noTrigger = await runCli(['--config', ws.config, 'watch', 'workflows/once.yaml'], { cwd: ws.dir });
+    const noTrigger = await runInProcess(['--config', ws.config, 'watch', 'workflows/once.yaml'], { cwd: ws.dir });
     expect(noTrigger.code).toBe(2);
     expect(noTrigger.stderr).toContain('workflows/once.yaml has no `on.watch` trigger');
-    const badCron = await runCli(['--config', ws.config, 'serve'], { cwd: ws.dir });
+    const badCron = await runInProcess(['--config', ws.config, 'serve'], { cwd: ws.dir });
     expect(badCron.code).toBe(2);
     expect(badCron.stderr).toMatch(/workflows\/bad\.yaml:4:13: invalid cron expression `0 25 \* \* \*`.*Invalid value for hour: 25/);
-    const badGrace = await runCli(['--config', ws.config, 'cron', 'workflows/bad.yaml', '--grace', '30'], { cwd: ws.dir });
+    const badGrace = await runInProcess(['--config', ws.config, 'cron', 'workflows/bad.yaml', '--grace', '30'], { cwd: ws.dir });
     expect(badGrace.code).toBe(2);
     expect(badGrace.stderr).toContain('`--grace`: expected a duration like 500ms, 30s or 10m, got `30`');
     expect(existsSync(ws.artifacts)).toBe(false); // nothing ran
@@ -199,7 +210,7 @@ describe('example workflows', () => {
   it('every file in workflows/ validates with the repository config', async () => {
     const files = readdirSync(join(repoRoot, 'workflows')).filter((name) => name.endsWith('.yaml'));
     expect(files).toEqual(expect.arrayContaining(['inbox-thumbnails.yaml', 'nightly-report.yaml']));
-    const result = await runCli(['validate', ...files.map((name) => join('workflows', name))], { cwd: repoRoot });
+    const result = await runInProcess(['validate', ...files.map((name) => join('workflows', name))], { cwd: repoRoot });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWorkspace, demoAppsYaml, runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, demoAppsYaml } from '../helpers/workspace.js';
 
 // The commonest workflow mistakes, each caught by `runner validate` before
 // anything runs, at the file:line:col of the offending expression (its `${{`,
@@ -85,7 +86,7 @@ const warnings: Case[] = [
 const offline = createWorkspace('apps:\n  image: { command: node }\n  sheet: { command: node }\n');
 let files = 0;
 const writeCase = (lines: string[]) => offline.write(`case-${++files}.yaml`, [...HEADER, ...lines, ''].join('\n'));
-const validate = (args: string[], env?: NodeJS.ProcessEnv) => runCli(['--config', offline.config, 'validate', ...args], { cwd: offline.dir, env });
+const validate = (args: string[], env?: NodeJS.ProcessEnv) => runInProcess(['--config', offline.config, 'validate', ...args], { cwd: offline.dir, env });
 
 describe.concurrent('runner validate: a mistake in an expression is an error at the expression', () => {
   it('has a corpus of more than 30 mistakes', () => {
@@ -133,14 +134,14 @@ describe.concurrent('runner validate: a likely mistake is a warning (exit 0), a 
   it('prints workflow warnings before a run, and the run goes on', async () => {
     const ws = createWorkspace(demoAppsYaml());
     const file = ws.write('wf.yaml', ['name: wf', 'steps:', '  - id: a', '    uses: image.info', '    with: { path: "{{ x }}" }', ''].join('\n'));
-    const result = await runCli(['--config', ws.config, 'run', file, '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'run', file, '--json'], { cwd: ws.dir });
     expect(result.stderr).toContain(`warning: ${file}:5:20: \`with.path\` of step \`a\`: \`{{ x }}\` has no \`$\``);
     expect(JSON.parse(result.stdout).steps[0].args).toEqual({ path: '{{ x }}' }); // it ran, sending the text as written
   });
 
   it('refuses to run a workflow with an error in an expression, exit 2, nothing run', async () => {
     const file = writeCase(['    with: { path: "${{ inputs.compnay }}" }']);
-    const result = await runCli(['--config', offline.config, 'run', file], { cwd: offline.dir });
+    const result = await runInProcess(['--config', offline.config, 'run', file], { cwd: offline.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${file}:12:20: \`with.path\` of step \`b\`: \`inputs.compnay\` is not a declared input`);
   });
@@ -205,7 +206,7 @@ describe('runner validate --json', () => {
   it('reports a broken config as JSON too', async () => {
     const ws = createWorkspace('apps:\n  image: { comand: node }\n');
     const file = ws.write('wf.yaml', 'name: wf\nsteps:\n  - { id: a, uses: image.info }\n');
-    const result = await runCli(['--config', ws.config, 'validate', '--json', file], { cwd: ws.dir });
+    const result = await runInProcess(['--config', ws.config, 'validate', '--json', file], { cwd: ws.dir });
     expect(result.code).toBe(2);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({ ok: false, files: [] });
@@ -255,7 +256,7 @@ describe('runner validate --online and run --dry-run: types between steps, again
   );
 
   it('checks output fields, argument types, unknown arguments and tool names, each at its place', async () => {
-    const result = await runCli(['--config', online.config, 'validate', '--online', flow], { cwd: online.dir });
+    const result = await runInProcess(['--config', online.config, 'validate', '--online', flow], { cwd: online.dir });
     expect(result.code).toBe(2);
     const lines = result.stderr.split('\n');
     const at = (where: string) => lines.findIndex((line) => line.startsWith(`${flow}:${where}: `));
@@ -274,7 +275,7 @@ describe('runner validate --online and run --dry-run: types between steps, again
   });
 
   it('shows the same in the dry-run plan, and plans runner.* tools as built-in, allowed, without an app', async () => {
-    const result = await runCli(['--config', online.config, 'run', flow, '--dry-run', '--json'], { cwd: online.dir });
+    const result = await runInProcess(['--config', online.config, 'run', flow, '--dry-run', '--json'], { cwd: online.dir });
     expect(result.code).toBe(1);
     const plan = JSON.parse(result.stdout);
     const byId = Object.fromEntries(plan.steps.map((step: { id: string }) => [step.id, step]));

@@ -10,11 +10,33 @@ import type { ApprovalRequest } from '../../src/scheduler/events.js';
 import { executeRun } from '../../src/scheduler/executor.js';
 import { Limits } from '../../src/scheduler/limits.js';
 import { parseWorkflowText } from '../../src/workflow/load.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
-/** An in-process MCP server with a few honest tools, and a log of the calls it served. */
-function createServer(calls: string[]) {
+/**
+ * An in-process MCP server with a few honest tools, and a log of the calls it served. With a clock,
+ * also `slow` ({ ms, progressEveryMs? }): it waits on that clock, sending progress that often.
+ */
+function createServer(calls: string[], clock?: FakeClock) {
   const server = new McpServer({ name: 'mem', version: '1.2.3' }, { capabilities: { tools: {} } });
   const schema = (properties: object, required: string[] = []) => fromJsonSchema({ type: 'object', properties, required, additionalProperties: false });
+  if (clock) {
+    server.registerTool(
+      'slow',
+      { inputSchema: schema({ ms: { type: 'number' }, progressEveryMs: { type: 'number' } }, ['ms']), annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+      async ({ ms, progressEveryMs }: { ms: number; progressEveryMs?: number }, ctx) => {
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        const every = progressEveryMs && progressToken !== undefined ? progressEveryMs : ms;
+        for (let waited = 0; waited < ms; ) {
+          const step = Math.min(every, ms - waited);
+          await clock.sleep(step, ctx.mcpReq.signal);
+          waited += step;
+          if (every < ms) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: progressToken!, progress: waited, total: ms } });
+        }
+        calls.push(`slow ${ms}`);
+        return { content: [{ type: 'text', text: `slept ${ms}` }] };
+      },
+    );
+  }
   server.registerTool(
     'add',
     { inputSchema: schema({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']), annotations: { readOnlyHint: true, openWorldHint: false } },
@@ -34,7 +56,7 @@ function createServer(calls: string[]) {
   return server;
 }
 
-function setup(workflowText: string, policy: Partial<RunnerConfig['policy']> = {}) {
+function setup(workflowText: string, policy: Partial<RunnerConfig['policy']> = {}, clock?: FakeClock) {
   const artifacts = mkdtempSync(join(tmpdir(), 'runner-exec-'));
   const config: RunnerConfig = {
     file: null,
@@ -56,7 +78,7 @@ function setup(workflowText: string, policy: Partial<RunnerConfig['policy']> = {
     verdictFile: null,
     connectTransport: () => {
       const [client, server] = InMemoryTransport.createLinkedPair();
-      void createServer(calls).connect(server);
+      void createServer(calls, clock).connect(server);
       return client;
     },
   });
@@ -150,5 +172,54 @@ describe('tool discovery', () => {
     server!.registerTool('late', { annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'here' }] }));
     await expect.poll(async () => (await connection.getTool('late'))?.name, { timeout: 3000 }).toBe('late');
     await apps.closeAll();
+  });
+});
+
+describe('executeRun on the fake clock', () => {
+  /** Runs the workflow to its end, moving fake time on 50 ms at a time while it goes. */
+  async function runOnFakeTime(workflowText: string) {
+    const clock = new FakeClock('2026-01-01T00:00:00Z');
+    const { config, apps, workflow, calls, limits } = setup(workflowText, {}, clock);
+    let finished = false;
+    const running = executeRun({ workflow, config, apps, limits, inputs: {}, policy: { yes: false, allow: [] }, clock }).finally(() => (finished = true));
+    for (let i = 0; i < 2_000 && !finished; i++) await clock.advance(50);
+    const record = await running;
+    await apps.closeAll();
+    return { record, calls, step: (id: string) => record.steps.find((entry) => entry.id === id)! };
+  }
+
+  it('idle-timeout is reset by progress notifications; without progress it expires', async () => {
+    const { record, calls, step } = await runOnFakeTime(
+      [
+        'name: wf',
+        'steps:',
+        '  - id: busy',
+        '    uses: mem.slow',
+        '    with: { ms: 1200, progressEveryMs: 100 }',
+        '    idle-timeout: 500ms',
+        '    timeout: 10s',
+        '  - id: silent',
+        '    uses: mem.slow',
+        '    needs: [busy]',
+        '    with: { ms: 3000 }',
+        '    idle-timeout: 500ms',
+        '    continue-on-error: true',
+        '',
+      ].join('\n'),
+    );
+    // 1200 ms without a gap of 500 ms between progress notifications: never idle that long.
+    expect(step('busy').status).toBe('succeeded');
+    expect(step('silent')).toMatchObject({ status: 'failed', error: { kind: 'timeout' } });
+    expect(step('silent').error!.message).toContain('idle-timeout');
+    // It expired at 500 ms of silence, long before the tool would have answered.
+    expect(Date.parse(step('silent').endedAt!) - Date.parse(step('silent').startedAt!)).toBeLessThan(1000);
+    expect(calls).toEqual(['slow 1200']);
+    expect(record.status).toBe('succeeded'); // the only failure was tolerated
+  });
+
+  it('a step timeout ends a call that keeps reporting progress', async () => {
+    const { step } = await runOnFakeTime('name: wf\nsteps:\n  - id: long\n    uses: mem.slow\n    with: { ms: 5000, progressEveryMs: 100 }\n    idle-timeout: 500ms\n    timeout: 2s\n');
+    expect(step('long')).toMatchObject({ status: 'failed', error: { kind: 'timeout' } });
+    expect(step('long').error!.message).not.toContain('idle-timeout');
   });
 });
