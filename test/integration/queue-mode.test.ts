@@ -213,16 +213,16 @@ describe('queue mode (BullMQ on Redis)', () => {
     // Its own config beside the shared one: same apps, the run store in Redis, and asks that wait.
     const config = ws.write('approvals.config.yaml', `${readFileSync(ws.config, 'utf8')}queue: ${redis.url}\npolicy: { headless-ask: wait }\n`);
     const workflow = ws.write('gate.yaml', 'name: gate\nsteps:\n  - id: purge\n    uses: wide.purge\n    with: { label: queued }\n  - id: read\n    uses: wide.echo\n    with: { text: hi }\n');
-    const first = await runCli(['--config', config, 'run', workflow, '--json'], { cwd: ws.dir, timeoutMs: 50_000 });
+    const first = await runInProcess(['--config', config, 'run', workflow, '--json'], { cwd: ws.dir });
     expect(first.code).toBe(1);
     const record = JSON.parse(first.stdout);
     expect(record.steps.map((entry: { status: string }) => entry.status)).toEqual(['waiting', 'succeeded']);
     expect(linesOf(workers[0]!.counter('wide'))).not.toContain('purge queued');
 
     const elsewhere = createWorkspace(`queue: ${redis.url}\n`);
-    const approved = await runCli(['--config', elsewhere.config, 'approve', record.id, 'purge'], { cwd: elsewhere.dir, env: { RUNNER_USER: 'ana' } });
+    const approved = await runInProcess(['--config', elsewhere.config, 'approve', record.id, 'purge'], { cwd: elsewhere.dir, env: { RUNNER_USER: 'ana' } });
     expect(approved.code).toBe(0);
-    const resumed = await runCli(['--config', config, 'resume', record.id, '--json'], { cwd: ws.dir, timeoutMs: 50_000 });
+    const resumed = await runInProcess(['--config', config, 'resume', record.id, '--json'], { cwd: ws.dir });
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout).steps[0]).toMatchObject({ status: 'succeeded', approval: { decision: 'approved', by: 'ana' } });
     expect(linesOf(workers[0]!.counter('wide')).filter((line) => line === 'purge queued')).toHaveLength(1);
