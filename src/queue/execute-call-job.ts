@@ -1,4 +1,3 @@
-import type PQueue from 'p-queue';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { DEFAULT_MAX_RESULT_BYTES, type ElicitationHandler } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
@@ -13,6 +12,7 @@ import type { Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
 import { withDeadline } from '../scheduler/deadline.js';
 import type { Limits } from '../scheduler/limits.js';
+import type { Slots } from '../scheduler/slots.js';
 import { computeBackoffMs, isRetryableKind } from '../scheduler/retry.js';
 import type { CallJob, CallOutcome } from './call-job.js';
 
@@ -20,8 +20,8 @@ import type { CallJob, CallOutcome } from './call-job.js';
 export interface CallHost {
   apps: AppRegistry;
   limits: Limits;
-  /** The run's workflow `concurrency` queue; null when unlimited or not known here (a worker). */
-  workflowQueue: PQueue | null;
+  /** The run's workflow `concurrency`; null when unlimited or not known here (a worker). */
+  workflowQueue: Slots | null;
   clock: Clock;
   /** Secret values masked in result.json. */
   secretValues: string[];

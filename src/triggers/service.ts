@@ -1,5 +1,4 @@
 import { isAbsolute, join, relative } from 'node:path';
-import type PQueue from 'p-queue';
 import { CallAbortReason } from '../apps/call-error.js';
 import { AppRegistry } from '../apps/registry.js';
 import { createRunId } from '../artifacts/run-id.js';
@@ -12,6 +11,7 @@ import { formatMs } from '../config/durations.js';
 import type { PolicyOverrides } from '../scheduler/events.js';
 import { executeRun } from '../scheduler/executor.js';
 import { Limits } from '../scheduler/limits.js';
+import type { Slots } from '../scheduler/slots.js';
 import type { ResumeOptions } from '../scheduler/resume.js';
 import { deleteRuns, selectRunsToPrune } from '../store/prune.js';
 import { openRunStore } from '../store/run-history.js';
@@ -67,7 +67,7 @@ export class TriggerService implements TriggerHost {
   readonly clock: Clock;
   private readonly apps: AppRegistry;
   private readonly limits: Limits;
-  private readonly workflowQueues = new Map<string, PQueue | null>();
+  private readonly workflowQueues = new Map<string, Slots | null>();
   private readonly runs = new Map<string, InFlightRun>();
   /** Trigger work between "fired" and "run launched" (hashing, claiming, locking). */
   private readonly tracked = new Set<Promise<void>>();
@@ -301,7 +301,7 @@ export class TriggerService implements TriggerHost {
     };
   }
 
-  private queueOf(workflow: Workflow): PQueue | null {
+  private queueOf(workflow: Workflow): Slots | null {
     let queue = this.workflowQueues.get(workflow.name);
     if (queue === undefined) {
       queue = Limits.forWorkflow(workflow.concurrency);
