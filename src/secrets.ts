@@ -122,13 +122,8 @@ export function createStreamMasker(secretValues: readonly string[]): StreamMaske
 
 /** Masks the user-visible values of a run record (inputs, args, outputs, text, error messages, elicitation messages, trigger path), never ids, statuses, paths, keys, timestamps or `uses`. */
 export function maskRunRecord<T extends RunRecord>(record: T, secretValues: readonly string[]): T {
-  const mask = secretMask(secretValues);
-  return mask ? (mapRecordValues(record, mask) as T) : record;
-}
-
-/** The masking of each value (see mapRecordValues); undefined when there are no secrets, so nothing needs copying. */
-export function secretMask(secretValues: readonly string[]): ((text: string) => string) | undefined {
-  return secretValues.length === 0 ? undefined : (text) => maskSecrets(text, secretValues);
+  if (secretValues.length === 0) return record;
+  return mapRecordValues(record, (text) => maskSecrets(text, secretValues)) as T;
 }
 
 /** Fields of result.json that the runner (or the protocol's structure) owns: kept as they are. */

@@ -1,11 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FailureKind, PolicyAction } from '../config/types.js';
 import type { AppInfo } from '../apps/connection.js';
-import { writeFileAtomic, writeJsonAtomic } from './json-file.js';
-import { containsLargeString } from './large-strings.js';
-import { mapRecordValues, mapRunValues, mapStepValues, type StringMap } from './record-values.js';
+import { writeJsonAtomic } from './json-file.js';
 import { storageError } from './storage-error.js';
 
 /** `queued`: waiting for a limit, its app or a policy answer; `running`: its call was sent. */
@@ -114,25 +111,16 @@ export function makeRunFolder(dir: string): void {
 
 /**
  * Keeps run.json current: always valid JSON (temp + rename), rewritten at most
- * every `intervalMs` while the run changes, and at once by `flush()`. Between
- * those, each step's JSON is kept until the step changes (`changed(stepId)`):
- * a rewrite serializes only the steps that changed since the last one, and
- * gives the same bytes as serializing the whole record. `flush()` serializes
- * everything (the final record never depends on a change being reported).
+ * every `intervalMs` while the run changes, and at once by `flush()`.
  */
 export class RunRecordWriter {
   readonly file: string;
   private timer: NodeJS.Timeout | undefined;
   private dirty = false;
-  /** Each step's JSON as it stands in the file (indented for its place), until it changes; the step's own when it holds a large string. */
-  private readonly stepTexts = new Map<string, string | null>();
-  /** Stands for the steps array in the record's JSON; random, so no value can pass for it. */
-  private readonly stepsToken = `runner-steps-${randomBytes(8).toString('hex')}`;
 
   constructor(
     private readonly record: RunRecord,
-    /** Masks the values a record carries (secrets); absent: written as they are. */
-    private readonly mask?: StringMap,
+    private readonly transform: (record: RunRecord) => unknown = (record) => record,
     /** Called when a write fails; without it the error is thrown. */
     private readonly onFailure?: (error: unknown) => void,
     // Each write serializes the whole record: often enough to stay "current
@@ -142,55 +130,29 @@ export class RunRecordWriter {
     this.file = join(record.dir, 'run.json');
   }
 
-  /** Notes a change (of `stepId` or one of its items, when given); the file follows within `intervalMs`. */
-  changed(stepId?: string): void {
-    if (stepId !== undefined) this.stepTexts.delete(stepId);
+  /** Notes a change; the file follows within `intervalMs`. */
+  changed(): void {
     this.dirty = true;
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (this.dirty) this.write(() => this.serializeChanged());
+      if (this.dirty) this.flush();
     }, this.intervalMs);
     this.timer.unref();
   }
 
-  /** Writes the whole record now. */
+  /** Writes now. */
   flush(): void {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    this.stepTexts.clear();
-    this.write(() => writeJsonAtomic(this.file, this.mask ? mapRecordValues(this.record, this.mask) : this.record));
-  }
-
-  private write(write: () => void): void {
     this.dirty = false;
     try {
-      write();
+      writeJsonAtomic(this.file, this.transform(this.record));
     } catch (error) {
       if (!this.onFailure) throw error;
       this.onFailure(error);
     }
-  }
-
-  /** The record with the steps that did not change since the last write taken from `stepTexts`. */
-  private serializeChanged(): void {
-    const texts: string[] = [];
-    for (const step of this.record.steps) {
-      let text = this.stepTexts.get(step.id);
-      if (text === undefined) {
-        const masked = this.mask ? mapStepValues(step, this.mask) : step;
-        // A 60 MB result is written in slices by writeJsonAtomic, never held as one more JSON copy here.
-        text = containsLargeString(masked) ? null : JSON.stringify(masked, null, 2).replaceAll('\n', '\n    ');
-        this.stepTexts.set(step.id, text);
-      }
-      if (text === null) return this.flush();
-      texts.push(text);
-    }
-    const run = { ...this.record, steps: this.stepsToken } as unknown as RunRecord;
-    const top = JSON.stringify(this.mask ? mapRunValues(run, this.mask) : run, null, 2);
-    const steps = texts.length === 0 ? '[]' : `[\n    ${texts.join(',\n    ')}\n  ]`;
-    writeFileAtomic(this.file, top.replace(`"${this.stepsToken}"`, () => steps) + '\n');
   }
 }

@@ -7,7 +7,7 @@ import { WriteBehind } from '../artifacts/write-behind.js';
 import { makeRunFolder, RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
-import { maskRunRecord, secretMask } from '../secrets.js';
+import { maskRunRecord } from '../secrets.js';
 import { openRunStore } from '../store/run-history.js';
 import { currentOwner } from '../store/run-owner.js';
 import { RunRecorder } from '../store/run-recorder.js';
@@ -133,12 +133,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     if (ownStore) store.close();
     throw error;
   }
-  const writer = new RunRecordWriter(record, secretMask(config.secretValues), onStorageFailure);
+  const writer = new RunRecordWriter(record, (r) => maskRunRecord(r, config.secretValues), onStorageFailure);
   const emit = (event: RunEvent) => options.onEvent?.(event);
   const changed = (stepId?: string, item?: number) => {
     if (stepId === undefined) recorder.runChanged();
     else recorder.stepChanged(stepId, item);
-    writer.changed(stepId);
+    writer.changed();
   };
   writer.flush();
   emit({ type: 'run-started', run: record });

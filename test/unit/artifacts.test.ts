@@ -1,11 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { extensionFor, fileNameForUri, sanitizeFileName } from '../../src/artifacts/file-names.js';
 import { createRunId } from '../../src/artifacts/run-id.js';
-import { RunRecordWriter, type RunRecord, type StepRecord } from '../../src/artifacts/run-record.js';
-import { maskRunRecord, secretMask } from '../../src/secrets.js';
 import { outputsOf, saveResult, textOf } from '../../src/artifacts/save-result.js';
 
 describe('file names', () => {
@@ -88,75 +86,5 @@ describe('outputs and text', () => {
     expect(outputsOf({ content: [{ type: 'text', text: 'plain' }] })).toBeNull();
     expect(outputsOf({ content: [{ type: 'text', text: '1' }, { type: 'text', text: '2' }] })).toBeNull();
     expect(textOf({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: '', mimeType: 'image/png' }, { type: 'text', text: 'b' }] })).toBe('a\nb');
-  });
-});
-
-describe('RunRecordWriter', () => {
-  const step = (id: string, text: string): StepRecord => ({
-    id,
-    uses: 'demo.echo',
-    app: 'demo',
-    tool: 'echo',
-    status: 'running',
-    startedAt: '2026-12-01T06:00:00.000Z',
-    endedAt: null,
-    attempts: 1,
-    args: { text, n: 1 },
-    outputs: { text },
-    text,
-    files: [],
-    policy: 'allow',
-    error: null,
-    history: [],
-  });
-
-  it('rewrites only changed steps between flushes, with the same bytes as the whole record, secrets masked', () => {
-    vi.useFakeTimers();
-    try {
-      const dir = mkdtempSync(join(tmpdir(), 'runner-run-json-'));
-      const record: RunRecord = {
-        id: 'r1',
-        workflow: 'w',
-        status: 'running',
-        trigger: { type: 'manual' },
-        inputs: { token: 'sekret-1', list: [1, 'two'] },
-        startedAt: '2026-12-01T06:00:00.000Z',
-        endedAt: null,
-        dir,
-        apps: {},
-        steps: [step('a', 'x sekret-1 y'), step('b', 'plain $& text')],
-        error: null,
-      };
-      const writer = new RunRecordWriter(record, secretMask(['sekret-1']), undefined, 100);
-      const whole = () => `${JSON.stringify(maskRunRecord(record, ['sekret-1']), null, 2)}\n`;
-      const file = join(dir, 'run.json');
-      writer.flush();
-      expect(readFileSync(file, 'utf8')).toBe(whole());
-
-      record.steps[1]!.status = 'succeeded';
-      record.steps[1]!.items = [{ index: 0, status: 'succeeded', attempts: 1, args: {}, outputs: null, text: 'sekret-1', files: [], error: null, history: [] }];
-      writer.changed('b');
-      record.status = 'succeeded';
-      writer.changed();
-      vi.advanceTimersByTime(100);
-      const written = readFileSync(file, 'utf8');
-      expect(written).toBe(whole());
-      expect(written).not.toContain('sekret-1');
-
-      // A change nobody reported shows at the next flush, which serializes everything.
-      record.steps[0]!.text = 'changed';
-      writer.changed();
-      vi.advanceTimersByTime(100);
-      expect(readFileSync(file, 'utf8')).not.toContain('"changed"');
-      writer.flush();
-      expect(readFileSync(file, 'utf8')).toBe(whole());
-
-      record.steps = [];
-      writer.changed();
-      vi.advanceTimersByTime(100);
-      expect(readFileSync(file, 'utf8')).toBe(whole());
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });
