@@ -11,6 +11,8 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** A signal that aborts after `ms` with a TimeoutError; `clear()` stops the timer. */
   timeout(ms: number): { signal: AbortSignal; clear(): void };
+  /** Calls `fire` after `ms`; the function returned stops the timer. (A timeout without a signal: one timer, nothing else.) */
+  after(ms: number, fire: () => void): () => void;
 }
 
 function abortReason(signal: AbortSignal): unknown {
@@ -33,6 +35,11 @@ export const systemClock: Clock = {
       }, Math.max(0, ms));
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  },
+  after(ms, fire) {
+    const timer = setTimeout(fire, Math.max(0, ms));
+    timer.unref?.();
+    return () => clearTimeout(timer);
   },
   timeout(ms) {
     const controller = new AbortController();

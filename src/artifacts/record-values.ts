@@ -23,16 +23,21 @@ export function mapRunValues<T extends Omit<RunRecord, 'steps'>>(run: T, map: St
   };
 }
 
-/** mapRunValues for one step record (and its items, when it has them). */
+/** mapRunValues for one step record (and its items, when it has them); the step itself when `map` changes nothing in it. */
 export function mapStepValues<T extends Omit<StepRecord, 'items'> & { items?: ItemRecord[] }>(step: T, map: StringMap): T {
-  const mapped = { ...step, ...mapCallValues(step, map) };
-  if (step.items) mapped.items = step.items.map((item) => mapItemValues(item, map));
+  const call = mapCallValues(step, map);
+  const items = step.items && mapArray(step.items, (item) => mapItemValues(item, map));
+  if (!call && items === step.items) return step;
+  const mapped = { ...step, ...call };
+  if (items) mapped.items = items;
   return mapped;
 }
 
-/** mapRunValues for one foreach item. */
+/** mapRunValues for one foreach item; the item itself when `map` changes nothing in it. */
 export function mapItemValues(item: ItemRecord, map: StringMap): ItemRecord {
-  return { ...item, ...mapCallValues(item, map), text: map(item.text) };
+  const call = mapCallValues(item, map);
+  const text = map(item.text);
+  return !call && text === item.text ? item : { ...item, ...call, text };
 }
 
 /** A whole record: run fields and every step. */
@@ -40,19 +45,48 @@ export function mapRecordValues(record: RunRecord, map: StringMap): RunRecord {
   return { ...mapRunValues(record, map), steps: record.steps.map((step) => mapStepValues(step, map)) };
 }
 
+/** The call fields `map` changes, or undefined when it changes none (records are mapped on every write: most change nothing). */
 function mapCallValues(call: Pick<StepRecord, 'args' | 'outputs' | 'text' | 'error' | 'history' | 'elicitations'>, map: StringMap) {
-  return {
+  const mapped = {
     args: mapDeep(call.args, map),
     outputs: mapDeep(call.outputs, map),
     text: mapDeep(call.text, map),
     error: mapError(call.error, map),
-    history: call.history.map((attempt): AttemptRecord => ({ ...attempt, error: mapError(attempt.error, map) })),
-    ...(call.elicitations && { elicitations: call.elicitations.map((asked): ElicitationRecord => ({ ...asked, message: map(asked.message) })) }),
+    history: mapArray(call.history, (attempt): AttemptRecord => {
+      const error = mapError(attempt.error, map);
+      return error === attempt.error ? attempt : { ...attempt, error };
+    }),
+    ...(call.elicitations && {
+      elicitations: mapArray(call.elicitations, (asked): ElicitationRecord => {
+        const message = map(asked.message);
+        return message === asked.message ? asked : { ...asked, message };
+      }),
+    }),
   };
+  const same =
+    mapped.args === call.args &&
+    mapped.outputs === call.outputs &&
+    mapped.text === call.text &&
+    mapped.error === call.error &&
+    mapped.history === call.history &&
+    mapped.elicitations === call.elicitations;
+  return same ? undefined : mapped;
 }
 
 function mapError(error: StepErrorRecord | null, map: StringMap): StepErrorRecord | null {
-  return error ? { ...error, message: map(error.message) } : null;
+  if (!error) return null;
+  const message = map(error.message);
+  return message === error.message ? error : { ...error, message };
+}
+
+/** `list` with `map` applied to each entry; the same array when no entry changed. */
+function mapArray<T>(list: T[], map: (entry: T) => T): T[] {
+  let copy: T[] | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const mapped = map(list[i]!);
+    if (mapped !== list[i]) (copy ??= list.slice())[i] = mapped;
+  }
+  return copy ?? list;
 }
 
 /**

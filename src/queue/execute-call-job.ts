@@ -1,4 +1,3 @@
-import type PQueue from 'p-queue';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { DEFAULT_MAX_RESULT_BYTES, type ElicitationHandler } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
@@ -11,8 +10,9 @@ import { BUILTIN_APP } from '../builtins/catalog.js';
 import { runBuiltin } from '../builtins/run-builtin.js';
 import type { Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
-import { withDeadline } from '../scheduler/deadline.js';
+import { followAbort, withDeadline } from '../scheduler/deadline.js';
 import type { Limits } from '../scheduler/limits.js';
+import type { Slots } from '../scheduler/slots.js';
 import { computeBackoffMs, isRetryableKind } from '../scheduler/retry.js';
 import type { CallJob, CallOutcome } from './call-job.js';
 
@@ -20,8 +20,8 @@ import type { CallJob, CallOutcome } from './call-job.js';
 export interface CallHost {
   apps: AppRegistry;
   limits: Limits;
-  /** The run's workflow `concurrency` queue; null when unlimited or not known here (a worker). */
-  workflowQueue: PQueue | null;
+  /** The run's workflow `concurrency`; null when unlimited or not known here (a worker). */
+  workflowQueue: Slots | null;
   clock: Clock;
   /** Secret values masked in result.json. */
   secretValues: string[];
@@ -201,23 +201,19 @@ async function callOnce(
       job.app,
       async () => {
         const started = host.clock.now();
+        // One controller for the call, aborted by the run (through one listener shared by every call) or by one plain timer.
         const controller = new AbortController();
         const abortWith = (reason: unknown) => controller.abort(reason);
-        const onRunAbort = () => abortWith(signal.reason);
-        if (signal.aborted) onRunAbort();
-        signal.addEventListener('abort', onRunAbort, { once: true });
-        const hard = host.clock.timeout(time.budgetMs);
-        const onHard = () =>
-          abortWith(sent ? new CallAbortReason('timeout', `${job.uses} did not finish within ${formatMs(time.timeoutMs)} (timeout)`) : notReady(job, time.timeoutMs));
-        hard.signal.addEventListener('abort', onHard, { once: true });
-        let idle: { signal: AbortSignal; clear(): void } | undefined;
+        const unfollow = followAbort(signal, abortWith);
+        const clearHard = host.clock.after(time.budgetMs, () =>
+          abortWith(sent ? new CallAbortReason('timeout', `${job.uses} did not finish within ${formatMs(time.timeoutMs)} (timeout)`) : notReady(job, time.timeoutMs)),
+        );
+        let clearIdle: (() => void) | undefined;
         const onIdle = () => abortWith(new CallAbortReason('timeout', `${job.uses} reported no progress for ${formatMs(job.idleTimeoutMs!)} (idle-timeout)`));
         const armIdle = () => {
           if (!job.idleTimeoutMs) return;
-          idle?.signal.removeEventListener('abort', onIdle);
-          idle?.clear();
-          idle = host.clock.timeout(job.idleTimeoutMs);
-          idle.signal.addEventListener('abort', onIdle, { once: true });
+          clearIdle?.();
+          clearIdle = host.clock.after(job.idleTimeoutMs, onIdle);
         };
         armIdle();
         try {
@@ -252,11 +248,9 @@ async function callOnce(
           });
           return { result, usedMs: host.clock.now() - started, files: [] };
         } finally {
-          signal.removeEventListener('abort', onRunAbort);
-          hard.signal.removeEventListener('abort', onHard);
-          hard.clear();
-          idle?.signal.removeEventListener('abort', onIdle);
-          idle?.clear();
+          unfollow();
+          clearHard();
+          clearIdle?.();
         }
       },
       signal,

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type PQueue from 'p-queue';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { AppConnection } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
@@ -17,6 +16,7 @@ import { evaluateTemplate, ExpressionError, type ExpressionContext } from '../wo
 import type { Step } from '../workflow/types.js';
 import type { CallEvent, PolicyOverrides } from './events.js';
 import type { Limits } from './limits.js';
+import type { Slots } from './slots.js';
 import { createElicitationHandler } from './elicit.js';
 import { decidePolicy, describeRemedy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
 import { answerCommands, settleApproval } from './approval.js';
@@ -37,7 +37,7 @@ export interface CallEnvironment {
   apps: AppRegistry;
   limits: Limits;
   /** The run's (or, under serve, the workflow's) concurrency limit; null when unlimited. */
-  workflowQueue: PQueue | null;
+  workflowQueue: Slots | null;
   clock: Clock;
   policy: PolicyOverrides;
   retry: RetryPolicy;
@@ -160,7 +160,7 @@ function dispatchCall(job: CallJob, env: CallEnvironment, hooks: CallHooks): Pro
     // The workflow's `concurrency` is the coordinator's to hold: at most that many of its jobs out at once.
     const dispatch = env.dispatch;
     const send = () => dispatch(job, env.signal, hooks);
-    return env.workflowQueue ? (env.workflowQueue.add(send) as Promise<CallOutcome>) : send();
+    return env.workflowQueue ? env.workflowQueue.run(send) : send();
   }
   const host: CallHost = {
     apps: env.apps,

@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import type PQueue from 'p-queue';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason } from '../apps/call-error.js';
 import { createRunId } from '../artifacts/run-id.js';
@@ -27,6 +26,7 @@ import { formatMs } from '../config/durations.js';
 import { itemDir, runCall, type CallDispatcher, type CallEnvironment, type CallRecord } from './call-step.js';
 import type { PolicyOverrides, RunEvent } from './events.js';
 import { Limits } from './limits.js';
+import type { Slots } from './slots.js';
 import { mergeRetry } from './retry.js';
 import { activeMsBefore, keepsItem, pendingItem, pendingRecord, resumeSteps, type ResumeOptions } from './resume.js';
 
@@ -39,8 +39,8 @@ export interface ExecuteRunOptions {
   apps: AppRegistry;
   /** Shared across runs in one process. */
   limits: Limits;
-  /** The queue of the workflow's `concurrency`; a long-running runner shares one across a workflow's runs. Default: one for this run. */
-  workflowQueue?: PQueue | null;
+  /** The slots of the workflow's `concurrency`; a long-running runner shares them across a workflow's runs. Default: its own for this run. */
+  workflowQueue?: Slots | null;
   /** Already resolved and validated. */
   inputs: Record<string, unknown>;
   trigger?: RunRecord['trigger'];

@@ -17,9 +17,9 @@ export class Limits {
     this.process = new Slots(config.concurrency);
   }
 
-  /** A queue for one run's `concurrency`; null when unset (unlimited: nothing to wait for). */
-  static forWorkflow(concurrency: number | undefined): PQueue | null {
-    return concurrency === undefined ? null : new PQueue({ concurrency });
+  /** The slots of one run's (or workflow's) `concurrency`; null when unset (unlimited: nothing to wait for). */
+  static forWorkflow(concurrency: number | undefined): Slots | null {
+    return concurrency === undefined ? null : new Slots(concurrency);
   }
 
   /**
@@ -29,7 +29,7 @@ export class Limits {
    * queued call to the run's signal: with thousands of foreach items queued,
    * every add and remove scans them all.)
    */
-  run<T>(workflowQueue: PQueue | null, app: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(workflowQueue: Slots | null, app: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const appQueue = this.appQueue(app);
     const guarded = () => {
       if (signal?.aborted) return Promise.reject(signal.reason);
@@ -38,7 +38,7 @@ export class Limits {
     // An unlimited layer is skipped rather than queued through: each layer costs every call a few promises.
     const inProcess = () => this.process.run(guarded);
     const inApp = appQueue ? () => appQueue.add(inProcess) as Promise<T> : inProcess;
-    return workflowQueue ? (workflowQueue.add(inApp) as Promise<T>) : inApp();
+    return workflowQueue ? workflowQueue.run(inApp) : inApp();
   }
 
   private appQueue(name: string): PQueue | null {

@@ -1,8 +1,9 @@
 /**
  * A counting semaphore: a task starts at once while a slot is free, else it
  * waits its turn (first come, first served) and is handed the slot of a task
- * that ended. For the process-wide `concurrency`, which has no rate and no
- * events to emit: p-queue costs every call a few promises and events there.
+ * that ended. For the process-wide and each workflow's `concurrency`, which
+ * have no rate and no events to emit: p-queue costs every call a few promises
+ * and events there.
  */
 export class Slots {
   private active = 0;

@@ -1,5 +1,4 @@
 import { isAbsolute, join, relative } from 'node:path';
-import type PQueue from 'p-queue';
 import { CallAbortReason } from '../apps/call-error.js';
 import { AppRegistry } from '../apps/registry.js';
 import { createRunId } from '../artifacts/run-id.js';
@@ -13,6 +12,7 @@ import { formatMs } from '../config/durations.js';
 import type { PolicyOverrides } from '../scheduler/events.js';
 import { executeRun } from '../scheduler/executor.js';
 import { Limits } from '../scheduler/limits.js';
+import type { Slots } from '../scheduler/slots.js';
 import type { ResumeOptions } from '../scheduler/resume.js';
 import { deleteRuns, selectRunsToPrune } from '../store/prune.js';
 import { openRunStore } from '../store/run-history.js';
@@ -73,7 +73,7 @@ export class TriggerService implements TriggerHost {
   readonly clock: Clock;
   private readonly apps: AppRegistry;
   private readonly limits: Limits;
-  private readonly workflowQueues = new Map<string, PQueue | null>();
+  private readonly workflowQueues = new Map<string, Slots | null>();
   private readonly runs = new Map<string, InFlightRun>();
   /** Runs that ended waiting for an approval, each until it goes on and ends for good: what `overlap` waits for. */
   private readonly waiting = new Map<string, Promise<void>>();
@@ -404,7 +404,7 @@ export class TriggerService implements TriggerHost {
     };
   }
 
-  private queueOf(workflow: Workflow): PQueue | null {
+  private queueOf(workflow: Workflow): Slots | null {
     let queue = this.workflowQueues.get(workflow.name);
     if (queue === undefined) {
       queue = Limits.forWorkflow(workflow.concurrency);

@@ -3,7 +3,8 @@ import { Binary, ContextAccess, FunctionCall, Grouping, IndexAccess, Literal, Lo
 import type { FunctionDefinition } from '@actions/expressions/funcs/info';
 import { truthy } from '@actions/expressions/result';
 import { coerceToString, LazyDictionary, toPlain } from './expression-data.js';
-import { describeProblem, parseCached, readPlainAccess, STATUS_FUNCTION_NAMES } from './expression-parser.js';
+import { remember } from './bounded-cache.js';
+import { describeProblem, parseCached, readPlainAccess, readPlainPath, STATUS_FUNCTION_NAMES } from './expression-parser.js';
 import { splitTemplateCached, type ExpressionPart } from './template-parts.js';
 import type { TemplateValue } from './types.js';
 
@@ -192,7 +193,14 @@ function visitNodes(root: Expr, visit: (node: Expr) => void): void {
 
 /** Evaluates a template tree: a lone ${{ }} keeps its type; other strings interpolate. Throws ExpressionError. */
 export function evaluateTemplate(value: TemplateValue, ctx: ExpressionContext): unknown {
-  return evaluateValue(value, createContextData(ctx));
+  let context: data.Dictionary | undefined;
+  return evaluateValue(value, { ctx, data: () => (context ??= createContextData(ctx)) });
+}
+
+/** The context of one evaluation: as it is, and as expression data (made on first need). */
+interface EvaluationContext {
+  ctx: ExpressionContext;
+  data: () => data.Dictionary;
 }
 
 /** Evaluates an `if:` (with or without ${{ }}) to a boolean by GitHub truthiness. */
@@ -203,7 +211,7 @@ export function evaluateCondition(text: string, ctx: ExpressionContext): boolean
   return truthy(result);
 }
 
-function evaluateValue(value: TemplateValue, context: data.Dictionary): unknown {
+function evaluateValue(value: TemplateValue, context: EvaluationContext): unknown {
   if (typeof value === 'string') return evaluateString(value, context);
   if (Array.isArray(value)) return value.map((entry) => evaluateValue(entry, context));
   if (value !== null && typeof value === 'object') {
@@ -212,7 +220,7 @@ function evaluateValue(value: TemplateValue, context: data.Dictionary): unknown 
   return value;
 }
 
-function evaluateString(text: string, context: data.Dictionary): unknown {
+function evaluateString(text: string, context: EvaluationContext): unknown {
   if (!text.includes('${{')) return text;
   const { parts, unterminatedAt } = splitTemplateCached(text);
   if (unterminatedAt !== undefined) {
@@ -221,10 +229,13 @@ function evaluateString(text: string, context: data.Dictionary): unknown {
   const evaluatePart = (part: ExpressionPart): data.ExpressionData => {
     const parsed = parseCached(part.source, 'template');
     if (!parsed.ok) throw new ExpressionError(describeProblem(parsed, part.raw), part.raw, part.start);
-    return evaluateParsed(parsed.expr, context, part.raw, part.start);
+    return evaluateParsed(parsed.expr, context.data(), part.raw, part.start);
   };
   const only = parts[0];
-  if (parts.length === 1 && typeof only === 'object') return toPlain(evaluatePart(only));
+  if (parts.length === 1 && typeof only === 'object') {
+    const direct = readPlainValue(only.source, context.ctx);
+    return direct !== undefined ? direct : toPlain(evaluatePart(only));
+  }
   let result = '';
   for (const part of parts) result += typeof part === 'string' ? part : coerceToString(evaluatePart(part));
   return result;
@@ -258,6 +269,29 @@ function createStatusFunctions(job: ExpressionContext['job']): Map<string, Funct
     define('always', () => true),
     define('cancelled', () => state.cancelled),
   ]);
+}
+
+const plainPaths = new Map<string, ReturnType<typeof readPlainPath> | null>();
+
+/**
+ * What a plain access (`steps.a.outputs.text`, `item`) reads, without the
+ * evaluator, when every name matches a property exactly and it ends on a
+ * string, finite number, boolean or null: the value the evaluator would give.
+ * Undefined when the evaluator must judge (a name in other case, an array or
+ * string on the way, an object or a missing property at the end).
+ */
+function readPlainValue(source: string, ctx: ExpressionContext): unknown {
+  let plain = plainPaths.get(source);
+  if (plain === undefined) plain = remember(plainPaths, source, readPlainPath(source) ?? null);
+  if (!plain) return undefined;
+  let value: unknown =
+    plain.context === 'item' ? (ctx.item ?? null) : plain.context === 'index' ? (ctx.index ?? null) : ctx[plain.context as keyof ExpressionContext];
+  for (const name of plain.path) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, name)) return undefined;
+    value = (value as Record<string, unknown>)[name];
+  }
+  const primitive = value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+  return primitive ? value : undefined;
 }
 
 /** The context as expression data; each part converts only when an expression reads it. */

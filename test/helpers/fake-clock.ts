@@ -47,13 +47,16 @@ export class FakeClock implements Clock {
 
   timeout(ms: number): { signal: AbortSignal; clear(): void } {
     const controller = new AbortController();
-    const timer: Timer = {
-      atMs: this.nowMs + Math.max(0, ms),
-      seq: this.seq++,
-      fire: () => controller.abort(new DOMException(`Timed out after ${ms}ms`, 'TimeoutError')),
-    };
+    const clear = this.after(ms, () => controller.abort(new DOMException(`Timed out after ${ms}ms`, 'TimeoutError')));
+    return { signal: controller.signal, clear };
+  }
+
+  after(ms: number, fire: () => void): () => void {
+    const timer: Timer = { atMs: this.nowMs + Math.max(0, ms), seq: this.seq++, fire };
     this.timers.push(timer);
-    return { signal: controller.signal, clear: () => (this.timers = this.timers.filter((candidate) => candidate !== timer)) };
+    return () => {
+      this.timers = this.timers.filter((candidate) => candidate !== timer);
+    };
   }
 
   /** Timers waiting to fire. */

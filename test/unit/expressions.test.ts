@@ -78,6 +78,25 @@ describe('evaluateTemplate', () => {
 
   it('looks properties up case-insensitively, like GitHub', () => {
     expect(evaluateTemplate('${{ INPUTS.Company }}', createContext())).toBe('Acme');
+    expect(evaluateTemplate('${{ inputs.company }}', createContext({ inputs: { Company: 'Acme' } }))).toBe('Acme');
+  });
+
+  it('reads plain accesses like the evaluator does, whatever they end on', () => {
+    const ctx = createContext();
+    expect(evaluateTemplate('${{ inputs.count }}', ctx)).toBe(3);
+    expect(evaluateTemplate('${{ inputs.flag }}', ctx)).toBe(true);
+    expect(evaluateTemplate('${{ steps.quote.outputs }}', ctx)).toBeNull();
+    expect(evaluateTemplate('${{ steps.quote.outputs.path }}', ctx)).toBeNull();
+    expect(evaluateTemplate('${{ inputs.nope }}', ctx)).toBeNull();
+    expect(evaluateTemplate('${{ env.EMPTY }}', ctx)).toBeNull();
+    expect(evaluateTemplate('${{ inputs.company.length }}', ctx)).toBeNull();
+    expect(evaluateTemplate('${{ inputs.tags.length }}', ctx)).toBeNull();
+    expect(evaluateTemplate('${{ index }}', createContext({ index: 0 }))).toBe(0);
+    // An object or array read is a copy: the arguments of one call never share objects with another step's outputs.
+    const size = evaluateTemplate('${{ inputs.size }}', ctx);
+    expect(size).toEqual({ width: 128, height: 64 });
+    expect(size).not.toBe(ctx.inputs.size);
+    expect(evaluateTemplate('${{ inputs.tags }}', ctx)).not.toBe(ctx.inputs.tags);
   });
 
   it('supports the built-in functions', () => {

@@ -230,6 +230,20 @@ describe('maskRunRecord', () => {
     expect(masked.error!.message).toBe('step se*** fail*** in ***');
   });
 
+  it('masks a secret found in one place only there, and leaves the live record as it was', () => {
+    const before = JSON.stringify(record);
+    const masked = maskRunRecord(record, ['for 2026', 'in 2026']);
+    expect(JSON.stringify(record)).toBe(before);
+    const step = masked.steps[0]!;
+    expect(step.text).toBe('created ***');
+    expect(step.history.map((attempt) => attempt.error?.message ?? null)).toEqual(['timed out ***', null]);
+    expect(masked.error!.message).toBe('step seeded failed ***');
+    expect(step.items).toEqual(record.steps[0]!.items);
+    expect(step.args).toEqual(record.steps[0]!.args);
+    expect(step.elicitations).toEqual(record.steps[0]!.elicitations);
+    expect(JSON.stringify(maskRunRecord(record, ['nowhere']))).toBe(before);
+  });
+
   it('returns the record itself when there are no secrets', () => {
     expect(maskRunRecord(record, [])).toBe(record);
   });
