@@ -353,14 +353,15 @@ export class AppConnection {
       args: app.args,
       cwd: app.cwd,
       env: { RUNNER_ARTIFACTS: artifacts, ...app.env },
-      stderr: 'pipe',
-    }, { maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, spoolDir: join(artifacts, '.runner', 'spool') });
+      maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      spoolDir: join(artifacts, '.runner', 'spool'),
+    });
     this.openLog();
     transport.onspawn = (pid) => {
       this.pid = pid;
       trackChild(pid);
     };
-    transport.stderr?.on('data', (chunk: Buffer) => this.captureStderr(chunk.toString('utf8')));
+    transport.stderr.on('data', (chunk: Buffer) => this.captureStderr(chunk.toString('utf8')));
     return transport;
   }
 
