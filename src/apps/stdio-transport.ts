@@ -181,13 +181,3 @@ async function stopChild(child: ChildProcess, stepMs: number): Promise<void> {
 function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
-
-/** Signals every process in the group led by `pid`; false when the group is gone. */
-export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,8 +1,8 @@
 import { SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MessageTooLargeError } from '../../src/apps/line-buffer.js';
-import { isAlive } from '../../src/apps/process-tree.js';
-import { AppStdioTransport, signalGroup, type AppStdioTransportOptions } from '../../src/apps/stdio-transport.js';
+import { isAlive, signalGroup } from '../../src/apps/process-tree.js';
+import { AppStdioTransport, type AppStdioTransportOptions } from '../../src/apps/stdio-transport.js';
 
 // The stdio transport against tiny apps run with `node -e`: each one reads
 // JSON-RPC lines on stdin and does what the test needs of it.
