@@ -1,5 +1,5 @@
 import { forgetGroup, rememberGroup } from './orphan-reaper.js';
-import { listDescendants, signalAll } from './process-tree.js';
+import { listDescendants, signalAll, signalGroup } from './process-tree.js';
 
 const livePids = new Set<number>();
 let installed = false;
@@ -26,11 +26,7 @@ export function untrackChild(pid: number): void {
 export function killAllTracked(): void {
   for (const pid of livePids) {
     const tree = [...listDescendants(pid).reverse(), pid];
-    try {
-      process.kill(-pid, 'SIGKILL'); // the app's own process group
-    } catch {
-      // No such group any more.
-    }
+    signalGroup(pid, 'SIGKILL'); // the app's own process group
     signalAll(tree, 'SIGKILL');
     forgetGroup(pid);
   }

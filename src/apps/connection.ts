@@ -21,8 +21,8 @@ import { CappedLog, DEFAULT_MAX_LOG_BYTES } from './capped-log.js';
 import { createLimitedFetch } from './limited-fetch.js';
 import { MessageTooLargeError } from './line-buffer.js';
 import { trackChild, untrackChild } from './child-reaper.js';
-import { isAlive, listDescendants, signalAll } from './process-tree.js';
-import { AppStdioTransport, signalGroup } from './stdio-transport.js';
+import { isAlive, listDescendants, signalAll, signalGroup } from './process-tree.js';
+import { AppStdioTransport } from './stdio-transport.js';
 import { ElicitationRouter } from './elicitation-router.js';
 import { callToolAsTask, explainTaskUnavailable, requiresTask } from './task-call.js';
 import { planNegotiation, planRetry, watchForInitialize, type NegotiationPlan } from './negotiation.js';
@@ -353,14 +353,15 @@ export class AppConnection {
       args: app.args,
       cwd: app.cwd,
       env: { RUNNER_ARTIFACTS: artifacts, ...app.env },
-      stderr: 'pipe',
-    }, { maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, spoolDir: join(artifacts, '.runner', 'spool') });
+      maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      spoolDir: join(artifacts, '.runner', 'spool'),
+    });
     this.openLog();
     transport.onspawn = (pid) => {
       this.pid = pid;
       trackChild(pid);
     };
-    transport.stderr?.on('data', (chunk: Buffer) => this.captureStderr(chunk.toString('utf8')));
+    transport.stderr.on('data', (chunk: Buffer) => this.captureStderr(chunk.toString('utf8')));
     return transport;
   }
 

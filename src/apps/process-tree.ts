@@ -62,3 +62,13 @@ export function isAlive(pid: number): boolean {
     return true; // no /proc: kill(0) is all we know
   }
 }
+
+/** Signals every process in the group led by `pid`; false when the group is gone. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { PriorDiscovery } from '@modelcontextprotocol/client';
+import { writeFileAtomic } from '../artifacts/atomic-file.js';
 import type { AppConfig } from '../config/types.js';
 
 /**
@@ -66,10 +66,7 @@ export class VerdictStore {
   private save(): void {
     if (!this.file) return;
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
-      const temp = `${this.file}.${process.pid}.tmp`;
-      writeFileSync(temp, JSON.stringify(this.entries, null, 2));
-      renameSync(temp, this.file);
+      writeFileAtomic(this.file, JSON.stringify(this.entries, null, 2));
     } catch {
       // A cache that cannot be written only costs a probe next time.
     }

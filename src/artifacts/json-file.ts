@@ -1,35 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { writeSync } from 'node:fs';
+import { writeFileAtomic } from './atomic-file.js';
 import { containsLargeString, isWellFormed, LARGE_STRING_CHARS, sliceText } from './large-strings.js';
-import { storageError } from './storage-error.js';
 
 /**
- * Writes `data` as JSON atomically: a temp file beside it, then rename. On
- * failure (disk full, read-only folder, name too long) the temp file is
- * removed, the old file is left as it was, and a `storage` RunnerError says
- * which path and why. The bytes are always `JSON.stringify(data, null, 2) + '\n'`.
+ * Writes `data` as JSON atomically (writeFileAtomic: the old file or the new,
+ * a `storage` RunnerError on failure). The bytes are always
+ * `JSON.stringify(data, null, 2) + '\n'`.
  */
 export function writeJsonAtomic(file: string, data: unknown): void {
   if (containsLargeString(data)) writeLargeJsonAtomic(file, data);
   else writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
-}
-
-/** writeJsonAtomic for any content. */
-export function writeFileAtomic(file: string, content: string | Buffer): void {
-  writeAtomic(file, (temp) => writeFileSync(temp, content));
-}
-
-function writeAtomic(file: string, write: (temp: string) => void): void {
-  const temp = `${file}.${process.pid}.tmp`;
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-    write(temp);
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw storageError(error, file);
-  }
 }
 
 /**
@@ -51,21 +32,16 @@ function writeLargeJsonAtomic(file: string, data: unknown): void {
     writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
     return;
   }
-  writeAtomic(file, (temp) => {
-    const fd = openSync(temp, 'w');
-    try {
-      let pos = 0;
-      large.forEach((text, index) => {
-        const placeholder = `"${tag}${index}"`;
-        const at = skeleton.indexOf(placeholder, pos);
-        writeText(fd, skeleton.slice(pos, at + 1)); // up to and with the opening quote
-        for (const slice of sliceText(text, FILE_SLICE_CHARS)) writeText(fd, jsonStringContent(slice));
-        pos = at + placeholder.length - 1; // the closing quote goes out with what follows
-      });
-      writeText(fd, skeleton.slice(pos) + '\n');
-    } finally {
-      closeSync(fd);
-    }
+  writeFileAtomic(file, (fd) => {
+    let pos = 0;
+    large.forEach((text, index) => {
+      const placeholder = `"${tag}${index}"`;
+      const at = skeleton.indexOf(placeholder, pos);
+      writeText(fd, skeleton.slice(pos, at + 1)); // up to and with the opening quote
+      for (const slice of sliceText(text, FILE_SLICE_CHARS)) writeText(fd, jsonStringContent(slice));
+      pos = at + placeholder.length - 1; // the closing quote goes out with what follows
+    });
+    writeText(fd, skeleton.slice(pos) + '\n');
   });
 }
 

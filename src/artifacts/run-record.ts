@@ -122,7 +122,8 @@ export interface RunRecord {
 }
 
 /** Kept here for the callers that write a step's files (save-result.ts). */
-export { writeFileAtomic, writeJsonAtomic } from './json-file.js';
+export { writeJsonAtomic } from './json-file.js';
+export { writeFileAtomic } from './atomic-file.js';
 
 /** Creates a run's folder; a `storage` RunnerError (nothing has run) when it cannot. */
 export function makeRunFolder(dir: string): void {

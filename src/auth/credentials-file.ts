@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { systemClock, type Clock } from '../clock.js';
 import { RunnerError } from '../errors.js';
+import { writeFileAtomic } from '../artifacts/atomic-file.js';
 import type { StoredDpopKey } from './dpop.js';
 
 /** What runner keeps for one app: its client registration and its tokens. */
@@ -98,21 +98,12 @@ export class CredentialsFile {
   }
 
   private async write(document: CredentialsDocument): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
       // Created 0600 from the start: the tokens are never readable by others, not even for a moment.
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(`${JSON.stringify(document, null, 2)}\n`);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.path);
+      writeFileAtomic(this.path, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600, folderMode: 0o700, durable: true });
     } catch (error) {
-      await rm(temp, { force: true });
-      throw new RunnerError('storage', `cannot write the credentials file ${this.path}: ${(error as Error).message}`, { details: { credentialsFile: this.path }, cause: error });
+      const reason = error instanceof RunnerError && error.cause instanceof Error ? error.cause.message : (error as Error).message;
+      throw new RunnerError('storage', `cannot write the credentials file ${this.path}: ${reason}`, { details: { credentialsFile: this.path }, cause: error });
     }
   }
 

@@ -116,13 +116,8 @@ function containsExpression(value: unknown): boolean {
  * Checks a step's `with` before the run, where values that hold `${{ }}` are
  * not known yet: their keys count as present, their values are not judged.
  * Missing required arguments, unknown arguments and wrong literal values are
- * reported.
+ * reported, each with where it is and a hint.
  */
-export function checkLiteralArguments(tool: Pick<Tool, 'inputSchema'>, withValue: Record<string, unknown>): string[] {
-  return diagnoseLiteralArguments(tool, withValue).map((problem) => problem.message);
-}
-
-/** checkLiteralArguments with where each problem is and a hint. */
 export function diagnoseLiteralArguments(tool: Pick<Tool, 'inputSchema'>, withValue: Record<string, unknown>): ArgumentProblem[] {
   const dynamic = new Set(Object.keys(withValue).filter((key) => containsExpression(withValue[key])));
   return diagnoseToolArguments(tool, coerceToolArguments(tool, withValue)).filter((problem) => problem.target !== 'value' || !dynamic.has(problem.path[0]!));

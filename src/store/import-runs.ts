@@ -1,12 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RUN_ID_PATTERN } from '../artifacts/run-id.js';
 import type { RunRecord, StepRecord } from '../artifacts/run-record.js';
+import { WORKFLOW_NAME_PATTERN } from '../workflow/schema.js';
 import type { RunOwner } from './run-store.js';
 import type { SqliteRunStore } from './sqlite-run-store.js';
 
-/** Run folder names: `<yyyymmdd>-<hhmmss>-<ms>-<4 hex>`, which sort by time. */
-export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$/;
-const WORKFLOW_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
 const RUN_STATUSES = new Set(['running', 'succeeded', 'failed', 'cancelled']);
 const IMPORTED_KEY = 'imported-run-folders';
 

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -22,17 +21,4 @@ export async function createExclusive(file: string, content: string): Promise<bo
     await handle.close();
   }
   return true;
-}
-
-/** Replaces `file` atomically (temp file beside it, then rename): readers see the old or the new content. */
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
-  try {
-    await writeFile(temp, content);
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { STATE_FOLDER } from './excluded-paths.js';
-import { writeFileAtomic } from './exclusive-file.js';
+import { writeFileAtomic } from '../artifacts/atomic-file.js';
 
 /** The key of one `on.schedule` entry: a changed expression or zone starts afresh. */
 export function scheduleKey(index: number, cron: string, timezone: string | undefined): string {
@@ -51,7 +51,7 @@ export class ScheduleCursorStore {
       const known = typeof data[key] === 'string' ? Date.parse(data[key]) : NaN;
       if (Number.isNaN(known) || ms > known) data[key] = new Date(ms).toISOString();
     }
-    await writeFileAtomic(this.fileOf(workflow), JSON.stringify(data, null, 2) + '\n');
+    writeFileAtomic(this.fileOf(workflow), JSON.stringify(data, null, 2) + '\n');
   }
 
   private async readFile(workflow: string): Promise<Record<string, string>> {

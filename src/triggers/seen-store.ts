@@ -5,7 +5,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isProcessAlive } from '../process-info.js';
 import { STATE_FOLDER } from './excluded-paths.js';
-import { createExclusive, writeFileAtomic } from './exclusive-file.js';
+import { writeFileAtomic } from '../artifacts/atomic-file.js';
+import { createExclusive } from './exclusive-file.js';
 
 /** What a content marker says about the run of one file content. */
 export interface ContentMark {
@@ -49,7 +50,7 @@ export class SeenStore {
     if (await createExclusive(file, JSON.stringify(mark) + '\n')) return { taken: true };
     const existing = await readMark(file);
     if (await isAbandoned(file, existing, nowMs)) {
-      await writeFileAtomic(file, JSON.stringify(mark) + '\n');
+      writeFileAtomic(file, JSON.stringify(mark) + '\n');
       return { taken: true };
     }
     return { taken: false, mark: existing };
@@ -63,7 +64,7 @@ export class SeenStore {
       return;
     }
     const mark: ContentMark = { status: 'succeeded', path: outcome.path, runId: outcome.runId, pid: process.pid, host: hostname(), at: new Date(nowMs).toISOString() };
-    await writeFileAtomic(file, JSON.stringify(mark) + '\n');
+    writeFileAtomic(file, JSON.stringify(mark) + '\n');
   }
 
   /** What the marker of `hash` says, if there is one. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../artifacts/json-file.js';
+import { writeFileAtomic } from '../../artifacts/atomic-file.js';
 import type { RunRecord } from '../../artifacts/run-record.js';
 import { gatherReportData, type GatherOptions } from './report-data.js';
 import { renderReport } from './render-report.js';
