@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { writeFileAtomic } from '../artifacts/json-file.js';
+import { writeFileAtomic } from '../artifacts/atomic-file.js';
 import type { RunnerConfig } from '../config/types.js';
 import { locatePath, parseYamlSource, readSourceFile, type YamlPath, type YamlSource } from '../config/yaml-source.js';
 import { throwOnDiagnostics, type Diagnostic } from '../errors.js';

@@ -1,9 +1,10 @@
 import { isAbsolute, join, relative } from 'node:path';
 import { CallAbortReason } from '../apps/call-error.js';
-import { AppRegistry } from '../apps/registry.js';
+import type { AppRegistry } from '../apps/registry.js';
 import { createRunId } from '../artifacts/run-id.js';
 import type { RunRecord } from '../artifacts/run-record.js';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
+import type { Composition } from '../composition.js';
 import type { RunnerConfig } from '../config/types.js';
 import { createToolCheck, findLockDrift, formatDrift, lockFilePath, type LockCheck, type ToolCheck } from '../lock/index.js';
 import { summaryLine } from '../report/progress.js';
@@ -15,7 +16,6 @@ import { Limits } from '../scheduler/limits.js';
 import type { Slots } from '../scheduler/slots.js';
 import type { ResumeOptions } from '../scheduler/resume.js';
 import { deleteRuns, selectRunsToPrune } from '../store/prune.js';
-import { openRunStore } from '../store/run-history.js';
 import { currentOwner } from '../store/run-owner.js';
 import type { RunOwner, RunStore } from '../store/run-store.js';
 import { resolveInputs } from '../workflow/inputs.js';
@@ -35,7 +35,8 @@ import { SeenStore } from './seen-store.js';
 import { takeFirings } from './take-firings.js';
 
 export interface TriggerServiceOptions {
-  config: RunnerConfig;
+  /** The config and the parts every run shares (apps, limits, run store, clock); closed when the service stops. */
+  context: Composition;
   /** Loaded and validated; see loadTriggeredWorkflows. */
   workflows: Workflow[];
   /** Which kinds of trigger to start (`runner watch`: watch only, `cron`: schedule only, `serve`: both). */
@@ -44,7 +45,6 @@ export interface TriggerServiceOptions {
   initial: boolean;
   policy: PolicyOverrides;
   env: Record<string, string | undefined>;
-  clock?: Clock;
   onEvent: (event: ServiceEvent) => void;
   /** Stability check tuning (see FileSettler). */
   watchTuning?: { pollMs?: number; stableChecks?: number };
@@ -72,7 +72,8 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 export class TriggerService implements TriggerHost {
   readonly clock: Clock;
   private readonly apps: AppRegistry;
-  private readonly limits: Limits;
+  private readonly config: RunnerConfig;
+  private limits!: Limits;
   private readonly workflowQueues = new Map<string, Slots | null>();
   private readonly runs = new Map<string, InFlightRun>();
   /** Runs that ended waiting for an approval, each until it goes on and ends for good: what `overlap` waits for. */
@@ -94,19 +95,21 @@ export class TriggerService implements TriggerHost {
   private readonly lockReports = new Map<string, string>();
 
   constructor(private readonly options: TriggerServiceOptions) {
-    this.clock = options.clock ?? systemClock;
-    const { config } = options;
-    this.apps = new AppRegistry({ config, logDir: join(config.artifacts, '.runner', 'logs'), clock: this.clock });
-    this.limits = new Limits(config);
+    const { context } = options;
+    this.clock = context.clock;
+    this.config = context.config;
+    this.apps = context.apps(join(this.config.artifacts, '.runner', 'logs'));
     this.owner = currentOwner(this.clock.now());
-    this.seen = new SeenStore(config.artifacts);
+    this.seen = new SeenStore(this.config.artifacts);
   }
 
   /** Starts every trigger; resolves once watches are ready and schedules armed. */
   async start(): Promise<void> {
-    const { workflows, triggers, config } = this.options;
+    const { workflows, triggers, context } = this.options;
+    const config = this.config;
     const seen = this.seen;
-    this.store = openRunStore(config, this.clock.now());
+    this.store = await context.store();
+    this.limits = await context.limits();
     const recovery = this.recoveryHost(this.store);
     // Runs a runner left unfinished when it died go on first, before any trigger can start their file again.
     await resumeInterruptedRuns(recovery, workflows);
@@ -190,7 +193,7 @@ export class TriggerService implements TriggerHost {
     this.graceCut.abort(); // clears the grace timer
     await this.apps.closeAll();
     await this.handoff?.close();
-    this.store?.close();
+    await this.options.context.close(); // the run store (the apps are closed already)
     this.emit({ type: 'stopped', cancelled });
     return { cancelled };
   }
@@ -246,14 +249,14 @@ export class TriggerService implements TriggerHost {
     try {
       // A run the lock stops never starts: no record, and the trigger's bookkeeping goes on as for a run that could not run.
       const lock = await this.checkLock(workflow, signal);
-      if (lock.stops) this.emit({ type: 'run-refused', workflow: workflow.name, runId, reason: `its tools differ from ${lockFilePath(this.options.config)}` });
+      if (lock.stops) this.emit({ type: 'run-refused', workflow: workflow.name, runId, reason: `its tools differ from ${lockFilePath(this.config)}` });
       else record = await executeRun({
         checkTool: lock.checkTool,
         store: this.store,
         owner: this.owner,
         resume,
         workflow,
-        config: this.options.config,
+        config: this.config,
         apps: this.apps,
         limits: this.limits,
         workflowQueue: this.queueOf(workflow),
@@ -284,7 +287,7 @@ export class TriggerService implements TriggerHost {
       dir: record.dir,
       status: record.status,
       durationMs: Date.parse(record.endedAt ?? record.startedAt) - Date.parse(record.startedAt),
-      summary: summaryLine(record, (text) => maskSecrets(text, this.options.config.secretValues)),
+      summary: summaryLine(record, (text) => maskSecrets(text, this.config.secretValues)),
       ...(movedTo !== undefined && { movedTo }),
     });
   }
@@ -298,7 +301,7 @@ export class TriggerService implements TriggerHost {
   private async checkLock(workflow: Workflow, signal: AbortSignal): Promise<{ stops: boolean; checkTool?: ToolCheck }> {
     let check: LockCheck | undefined;
     try {
-      check = await findLockDrift({ config: this.options.config, workflows: [workflow], apps: this.apps, signal });
+      check = await findLockDrift({ config: this.config, workflows: [workflow], apps: this.apps, signal });
     } catch (error) {
       this.reportLockOnce(workflow.name, messageOf(error), () => this.emit({ type: 'warning', workflow: workflow.name, message: `${messageOf(error)}; its runs are stopped until it is fixed` }));
       return { stops: true };
@@ -354,7 +357,7 @@ export class TriggerService implements TriggerHost {
         if (check.state === 'waiting') continue;
         let record: RunRecord;
         try {
-          record = takeOverRun(store, check.stored, { owner: this.owner, nowMs: this.clock.now(), secrets: this.options.config.secretEntries });
+          record = takeOverRun(store, check.stored, { owner: this.owner, nowMs: this.clock.now(), secrets: this.config.secretEntries });
         } catch (error) {
           if (error instanceof RunnerError && error.code === 'busy') return; // another process continues it
           throw error;
@@ -378,7 +381,7 @@ export class TriggerService implements TriggerHost {
 
   /** `retention:` of the config, applied to a workflow's history after each of its runs. */
   private applyRetention(workflow: Workflow): void {
-    const { retention } = this.options.config;
+    const { retention } = this.config;
     if (!this.store || (retention.maxAgeMs === undefined && retention.maxRuns === undefined)) return;
     const store = this.store;
     this.track(
@@ -394,7 +397,7 @@ export class TriggerService implements TriggerHost {
   private recoveryHost(store: RunStore): RecoveryHost {
     return {
       store,
-      config: this.options.config,
+      config: this.config,
       seen: this.seen,
       owner: this.owner,
       nowMs: () => this.clock.now(),

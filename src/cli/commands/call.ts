@@ -1,11 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/client';
-import { AppRegistry } from '../../apps/registry.js';
+import type { AppRegistry } from '../../apps/registry.js';
 import { createRunId } from '../../artifacts/run-id.js';
 import { BUILTIN_APP, BUILTIN_TOOLS } from '../../builtins/catalog.js';
-import { systemClock } from '../../clock.js';
-import { loadConfig } from '../../config/load.js';
 import { hintFor } from '../../config/schema-diagnostics.js';
 import type { RunnerConfig } from '../../config/types.js';
 import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../../errors.js';
@@ -16,7 +14,7 @@ import { maskRunRecord, maskSecrets, maskSecretsDeep } from '../../secrets.js';
 import { readValueFiles } from '../../workflow/inputs.js';
 import type { Workflow } from '../../workflow/types.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { reportWarnings } from '../report-error.js';
+import { openCommandContext } from '../context.js';
 import { buildToolArguments } from '../tool-arguments.js';
 import { executeInTerminal, exitCodeOfRun } from './run.js';
 import { stepIdFor } from './tools.js';
@@ -44,17 +42,17 @@ export async function callCommand(target: string, pairs: string[], options: Call
   }
   const app = target.slice(0, dot);
   const toolName = target.slice(dot + 1);
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  reportWarnings(config.warnings, io.stderr);
+  const context = await openCommandContext(options, io);
+  const { config } = context;
   if (app !== BUILTIN_APP && !Object.hasOwn(config.apps, app)) {
     throw new RunnerError('usage', `no app named \`${app}\` in ${config.file ?? 'the config (no runner.config.yaml was found)'}`, {
       hint: hintFor(app, [...Object.keys(config.apps), BUILTIN_APP], 'apps'),
     });
   }
   const given = await readValueFiles(pairs, io.cwd, '');
-  const runId = createRunId(systemClock.now());
+  const runId = createRunId(context.clock.now());
   const runDir = join(config.artifacts, CALL_WORKFLOW, runId);
-  const apps = new AppRegistry({ config, logDir: join(runDir, 'logs') });
+  const apps = context.apps(join(runDir, 'logs'));
   let started = false;
   try {
     const tool = await findTool(app, toolName, apps);
@@ -84,7 +82,7 @@ export async function callCommand(target: string, pairs: string[], options: Call
     }
     return exitCodeOfRun(record);
   } finally {
-    await apps.closeAll();
+    await context.close();
     // Nothing ran: the app's log of the tool listing is all the folder holds, and no record points to it.
     if (!started) await rm(runDir, { recursive: true, force: true });
   }

@@ -1,15 +1,14 @@
 import { resolve } from 'node:path';
-import { AppRegistry } from '../../apps/registry.js';
 import { auditWorkflows, type CheckedStep, type CheckReport } from '../../check/audit.js';
 import type { AppSecretFlow, SecretFlows } from '../../check/secret-flows.js';
-import { loadConfig, showPath } from '../../config/load.js';
+import { showPath } from '../../config/load.js';
 import { formatDrift } from '../../lock/index.js';
 import { ExitCode, formatLocation, RunnerError, throwOnDiagnostics, type Diagnostic } from '../../errors.js';
 import { maskSecretsDeep } from '../../secrets.js';
 import { loadWorkflow } from '../../workflow/load.js';
 import type { Workflow } from '../../workflow/types.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { reportWarnings } from '../report-error.js';
+import { openCommandContext } from '../context.js';
 
 /**
  * `runner check WORKFLOW... [--json]`: what each step would be allowed to do,
@@ -19,8 +18,8 @@ import { reportWarnings } from '../report-error.js';
  * (nothing is connected then).
  */
 export async function checkCommand(files: string[], options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  reportWarnings(config.warnings, io.stderr);
+  const context = await openCommandContext(options, io);
+  const { config } = context;
   const workflows: Workflow[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const file of files) {
@@ -32,12 +31,11 @@ export async function checkCommand(files: string[], options: GlobalOptions & { j
     }
   }
   throwOnDiagnostics('workflow', diagnostics);
-  const apps = new AppRegistry({ config });
   let report: CheckReport;
   try {
-    report = await auditWorkflows(config, workflows, apps);
+    report = await auditWorkflows(config, workflows, context.apps());
   } finally {
-    await apps.closeAll();
+    await context.close();
   }
   // Names and places only, but an app's error message may quote a header or URL.
   report = maskSecretsDeep(report, config.secretValues);

@@ -1,11 +1,10 @@
 import { join, resolve } from 'node:path';
-import { AppRegistry } from '../../apps/registry.js';
-import { loadConfig, showPath } from '../../config/load.js';
+import { showPath } from '../../config/load.js';
 import { ExitCode, RunnerError } from '../../errors.js';
 import { formatDrift, planLock, writeLockFile, type LockPlan } from '../../lock/index.js';
 import { listWorkflowFiles, loadWorkflowFiles } from '../../triggers/discover.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { reportWarnings } from '../report-error.js';
+import { openCommandContext } from '../context.js';
 
 export interface LockCommandOptions extends GlobalOptions {
   update?: boolean;
@@ -20,18 +19,17 @@ export interface LockCommandOptions extends GlobalOptions {
  * written with `--update`; without it the diff is printed and the exit is 2.
  */
 export async function lockCommand(files: string[], options: LockCommandOptions, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  reportWarnings(config.warnings, io.stderr);
+  const context = await openCommandContext(options, io);
+  const { config } = context;
   const folder = join(config.dir, 'workflows');
   const paths = files.length > 0 ? files.map((file) => resolve(io.cwd, file)) : await listWorkflowFiles(folder);
   if (paths.length === 0) throw new RunnerError('usage', `no workflow files in ${showPath(folder, io.cwd)}`, { hint: 'name workflow files on the command line' });
   const workflows = await loadWorkflowFiles(paths, config, io.env);
-  const apps = new AppRegistry({ config });
   let plan: LockPlan;
   try {
-    plan = await planLock({ config, workflows, apps, replaceAll: files.length === 0 });
+    plan = await planLock({ config, workflows, apps: context.apps(), replaceAll: files.length === 0 });
   } finally {
-    await apps.closeAll();
+    await context.close();
   }
   const shown = showPath(plan.file, io.cwd);
   const refused = plan.drifts.length > 0 && !options.update;

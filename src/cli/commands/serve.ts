@@ -1,5 +1,5 @@
 import { killAllTracked } from '../../apps/child-reaper.js';
-import { loadConfig, showPath } from '../../config/load.js';
+import { showPath } from '../../config/load.js';
 import { DURATION_EXPECTED, parseDuration } from '../../config/durations.js';
 import { ExitCode, RunnerError } from '../../errors.js';
 import { formatMs } from '../../config/durations.js';
@@ -8,6 +8,7 @@ import { loadTriggeredWorkflows, type TriggerKind } from '../../triggers/discove
 import type { ServiceEvent } from '../../triggers/events.js';
 import { TriggerService } from '../../triggers/service.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { openCommandContext } from '../context.js';
 import { reportWarnings } from '../report-error.js';
 import { onStopSignals } from '../stop-signals.js';
 
@@ -32,15 +33,15 @@ const KINDS: Record<ServeMode, TriggerKind[]> = { watch: ['watch'], cron: ['sche
 export async function serveCommand(mode: ServeMode, files: string[], options: ServeCommandOptions, io: CliIO): Promise<number> {
   const graceMs = parseDuration(options.grace);
   if (graceMs === undefined) throw new RunnerError('usage', `\`--grace\`: expected ${DURATION_EXPECTED}, got \`${options.grace}\``);
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  reportWarnings(config.warnings, io.stderr);
+  const context = await openCommandContext(options, io);
+  const { config } = context;
   const kinds = KINDS[mode];
   const { served, skipped } = await loadTriggeredWorkflows({ files, config, cwd: io.cwd, kinds, env: io.env });
   reportWarnings(served.flatMap((workflow) => workflow.warnings ?? []), io.stderr);
   const report = createReporter(io, Boolean(options.json), config.secretValues);
 
   const service = new TriggerService({
-    config,
+    context,
     workflows: served,
     triggers: { watch: kinds.includes('watch'), schedule: kinds.includes('schedule') },
     initial: Boolean(options.initial),

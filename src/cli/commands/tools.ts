@@ -1,7 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import { AppRegistry } from '../../apps/registry.js';
+import type { AppRegistry } from '../../apps/registry.js';
 import { BUILTIN_APP, BUILTIN_TOOLS } from '../../builtins/catalog.js';
-import { loadConfig } from '../../config/load.js';
 import { hintFor } from '../../config/schema-diagnostics.js';
 import type { RunnerConfig } from '../../config/types.js';
 import { ExitCode, RunnerError } from '../../errors.js';
@@ -9,7 +8,7 @@ import { decidePolicy, readToolHints, type PolicyDecision, type ToolHints } from
 import { maskSecretsDeep } from '../../secrets.js';
 import { describeFields, sampleWith } from '../describe-tool.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { reportWarnings } from '../report-error.js';
+import { openCommandContext } from '../context.js';
 
 /** One tool as `runner tools` shows it. */
 interface ToolEntry {
@@ -38,15 +37,14 @@ const BUILTIN_POLICY: PolicyDecision = { action: 'allow', reason: 'built-in' };
  * Exit 1 when no app that was asked for answered.
  */
 export async function toolsCommand(target: string | undefined, options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  reportWarnings(config.warnings, io.stderr);
+  const context = await openCommandContext(options, io);
+  const { config } = context;
   const dot = target?.indexOf('.') ?? -1;
   const appName = dot > 0 ? target!.slice(0, dot) : target;
   if (appName !== undefined) checkAppName(appName, config);
   const names = appName === undefined ? Object.keys(config.apps) : appName === BUILTIN_APP ? [] : [appName];
-  const apps = new AppRegistry({ config });
   try {
-    const listing: AppListing[] = await Promise.all(names.map((name) => listApp(name, apps, config)));
+    const listing: AppListing[] = await Promise.all(names.map((name) => listApp(name, context.apps(), config)));
     if (appName === undefined || appName === BUILTIN_APP) listing.push(listBuiltins());
     if (dot > 0) return printTool(listing[0]!, target!.slice(dot + 1), options, io, config);
     const print = <T>(value: T) => maskSecretsDeep(value, config.secretValues);
@@ -55,7 +53,7 @@ export async function toolsCommand(target: string | undefined, options: GlobalOp
     const asked = listing.filter((entry) => !('builtin' in entry && entry.builtin));
     return asked.length > 0 && asked.every((entry) => 'error' in entry) ? ExitCode.stepFailed : ExitCode.succeeded;
   } finally {
-    await apps.closeAll();
+    await context.close();
   }
 }
 

@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
-import { AppRegistry } from '../../apps/registry.js';
-import { loadConfig } from '../../config/load.js';
-import type { RunnerConfig } from '../../config/types.js';
+import type { Composition } from '../../composition.js';
 import { ExitCode, formatDiagnostic, isWarning, RunnerError, type Diagnostic } from '../../errors.js';
 import { planRun } from '../../scheduler/plan.js';
 import { loadWorkflow } from '../../workflow/load.js';
 import type { Workflow } from '../../workflow/types.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { openCommandContext } from '../context.js';
 import { reportWarnings } from '../report-error.js';
 
 export interface ValidateOptions extends GlobalOptions {
@@ -51,14 +50,16 @@ interface FileResult {
  * in every file; exit 2 when there is an error (or, with --strict, a warning).
  */
 export async function validateCommand(files: string[], options: ValidateOptions, io: CliIO): Promise<number> {
-  let config: RunnerConfig;
+  let context: Composition;
   try {
-    config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
+    // The config's warnings are printed with the rest, at the end.
+    context = await openCommandContext(options, io, { warn: false });
   } catch (error) {
     // With --json, a broken config is reported like any other problem: as JSON.
     if (!options.json || !(error instanceof RunnerError)) throw error;
     return finish([], diagnosticsOf(error), options, io);
   }
+  const { config } = context;
   const results: FileResult[] = [];
   for (const file of files) {
     const path = resolve(io.cwd, file);
@@ -70,22 +71,21 @@ export async function validateCommand(files: string[], options: ValidateOptions,
       results.push({ file: path, diagnostics: diagnosticsOf(error) });
     }
   }
-  if (options.online) await checkOnline(results, config);
+  if (options.online) await checkOnline(results, context);
   return finish(results, config.warnings, options, io);
 }
 
 /** Plans each loaded workflow against the live apps; their problems join the file's diagnostics. */
-async function checkOnline(results: FileResult[], config: RunnerConfig): Promise<void> {
+async function checkOnline(results: FileResult[], context: Composition): Promise<void> {
   const loaded = results.filter((result) => result.workflow !== undefined);
   if (loaded.length === 0) return;
-  const apps = new AppRegistry({ config });
   try {
     for (const result of loaded) {
-      const plan = await planRun(result.workflow!, config, apps, { yes: false, allow: [] });
+      const plan = await planRun(result.workflow!, context.config, context.apps(), { yes: false, allow: [] });
       for (const step of plan.steps) result.diagnostics.push(...step.diagnostics);
     }
   } finally {
-    await apps.closeAll();
+    await context.close();
   }
 }
 

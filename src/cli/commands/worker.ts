@@ -1,13 +1,10 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { AppRegistry } from '../../apps/registry.js';
 import { killAllTracked } from '../../apps/child-reaper.js';
-import { systemClock } from '../../clock.js';
-import { loadConfig, showPath } from '../../config/load.js';
+import { showPath } from '../../config/load.js';
 import { ExitCode, RunnerError } from '../../errors.js';
-import { Limits } from '../../scheduler/limits.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { reportWarnings } from '../report-error.js';
+import { openCommandContext } from '../context.js';
 import { onStopSignals } from '../stop-signals.js';
 
 /** `--queue URL` reaches the config (as RUNNER_QUEUE_URL) before this runs. */
@@ -19,20 +16,19 @@ export type WorkerCommandOptions = GlobalOptions;
  * clean stop (calls in flight finish first).
  */
 export async function workerCommand(options: WorkerCommandOptions, io: CliIO): Promise<number> {
-  const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
-  reportWarnings(config.warnings, io.stderr);
+  const context = await openCommandContext(options, io);
+  const { config } = context;
   const url = config.queue;
   if (!url) throw new RunnerError('usage', 'runner worker needs a queue: set `queue: redis://...` in runner.config.yaml or pass --queue URL');
   const { startCallWorkers } = await import('../../queue/call-worker.js');
   const name = `${hostname()}-${process.pid}`;
-  const apps = new AppRegistry({ config, logDir: join(config.artifacts, '.runner', 'workers', name) });
   const lockMs = Number(io.env.RUNNER_WORKER_LOCK_MS);
   const workers = await startCallWorkers({
     url,
     config,
-    apps,
-    limits: new Limits(config),
-    clock: systemClock,
+    apps: context.apps(join(config.artifacts, '.runner', 'workers', name)),
+    limits: await context.limits(),
+    clock: context.clock,
     ...(Number.isFinite(lockMs) && lockMs > 0 && { lockDurationMs: lockMs }),
     onError: (error) => io.stderr(`worker: ${error.message}\n`),
   });
@@ -52,6 +48,6 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIO): P
   });
   await stopped;
   await workers.close();
-  await apps.closeAll();
+  await context.close();
   return ExitCode.succeeded;
 }
