@@ -9,8 +9,8 @@ import { measureInterleaved } from '../lib/interleave.mjs';
 import { round, say, verdict } from '../lib/stats.mjs';
 import { chainWorkflowYaml, createWorkspace, tmpfsDir } from '../lib/workspace.mjs';
 
-export const RATIO_TARGET = 1.1;
-export const OVERHEAD_TARGET_US = 300;
+export const RATIO_TARGET = 1.03;
+export const OVERHEAD_TARGET_US = 100;
 
 export async function benchChain({ reps, steps = 1000, sides }) {
   const disk = createWorkspace();
