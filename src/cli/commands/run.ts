@@ -1,6 +1,6 @@
 import { CallAbortReason } from '../../apps/call-error.js';
 import { killAllTracked } from '../../apps/child-reaper.js';
-import { AppRegistry } from '../../apps/registry.js';
+import { Composition } from '../../composition.js';
 import { ExitCode, type Diagnostic } from '../../errors.js';
 import { createProgressReporter } from '../../report/progress.js';
 import { formatPlan } from '../../report/plan.js';
@@ -35,18 +35,18 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
   if (options.dryRun) {
     const { config, workflow } = await loadRun(base);
     reportWarnings([...config.warnings, ...(workflow.warnings ?? [])], io.stderr);
-    const apps = new AppRegistry({ config });
+    const context = new Composition(config);
     try {
       // Loaded here only: with argument checking it brings ajv, which a run loads while its apps start.
       const { planRun } = await import('../../scheduler/plan.js');
-      const plan = await planRun(workflow, config, apps, policy, { interactive });
+      const plan = await planRun(workflow, config, context.apps(), policy, { interactive });
       if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(plan, config.secretValues), null, 2) + '\n');
       else io.stdout(formatPlan(plan));
       // A plan that cannot run as it stands (a problem, or a call the policy would deny) fails, so CI can gate on it.
       const blocked = plan.steps.some((step) => step.problems.length > 0 || step.policy?.action === 'deny');
       return blocked ? ExitCode.stepFailed : ExitCode.succeeded;
     } finally {
-      await apps.closeAll();
+      await context.close();
     }
   }
 
