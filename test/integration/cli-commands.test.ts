@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { createWorkspace, demoAppsYaml, repoRoot } from '../helpers/workspace.js';
@@ -100,6 +100,30 @@ describe('runner run --dry-run', () => {
     const allowed = await runInProcess(['--config', ws.config, 'run', join(repoRoot, 'workflows', 'logo-to-quote.yaml'), '--dry-run', '--allow', 'sheet.write_*'], { cwd: ws.dir });
     expect(allowed.stdout).toMatch(/header\s+sheet\.write_range\n\s+policy: allow \(destructive; --allow sheet\.write_\*\)/);
     expect(allowed.code).toBe(0);
+  });
+
+  it('says what changed since runner.lock, as the run would, and exits 1 when the run would stop', async () => {
+    const ws = createWorkspace('');
+    const toolsFile = join(ws.dir, 'tools.json');
+    const tools = (readOnlyHint: boolean) =>
+      JSON.stringify({ tools: [{ name: 'write', description: 'Writes a note', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint, openWorldHint: false } }] });
+    writeFileSync(toolsFile, tools(true));
+    const shifting = join(repoRoot, 'test', 'apps', 'shifting.js');
+    ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  notes: { command: node, args: [${JSON.stringify(shifting)}, ${JSON.stringify(toolsFile)}, ${JSON.stringify(join(ws.dir, 'calls.log'))}] }\npolicy: { destructive: allow }\n`);
+    const workflow = ws.write('notes.yaml', 'name: notes\nsteps:\n  - id: write\n    uses: notes.write\n');
+    const dryRun = (...extra: string[]) => runInProcess(['run', workflow, '--dry-run', ...extra], { cwd: ws.dir });
+    expect(JSON.parse((await dryRun('--json')).stdout).lock).toBeNull();
+    expect((await runInProcess(['lock', workflow], { cwd: ws.dir })).code).toBe(0);
+    const clean = await dryRun('--json');
+    expect(clean.code).toBe(0);
+    expect(JSON.parse(clean.stdout).lock).toEqual({ file: join(ws.dir, 'runner.lock'), drifts: [] });
+
+    writeFileSync(toolsFile, tools(false));
+    const drifted = await dryRun();
+    expect(drifted.code).toBe(1);
+    expect(drifted.stdout).toMatch(/the tools changed since .*runner\.lock was written; the run would stop before its first call .*\nnotes\.write\n  less safe: readOnlyHint true → false/);
+    expect(JSON.parse((await dryRun('--json')).stdout).lock.drifts[0]).toMatchObject({ app: 'notes', tool: 'write', severity: 'less-safe', stops: true });
+    expect(existsSync(join(ws.dir, 'calls.log'))).toBe(false);
   });
 });
 

@@ -1,6 +1,7 @@
 import { CallAbortReason } from '../../apps/call-error.js';
 import { killAllTracked } from '../../apps/child-reaper.js';
 import { Composition } from '../../composition.js';
+import { findLockDrift, formatDrift } from '../../lock/index.js';
 import { ExitCode, type Diagnostic } from '../../errors.js';
 import { createProgressReporter } from '../../report/progress.js';
 import { formatPlan } from '../../report/plan.js';
@@ -40,10 +41,13 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       // Loaded here only: with argument checking it brings ajv, which a run loads while its apps start.
       const { planRun } = await import('../../scheduler/plan.js');
       const plan = await planRun(workflow, config, context.apps(), policy, { interactive });
-      if (options.json) io.stdout(JSON.stringify(maskSecretsDeep(plan, config.secretValues), null, 2) + '\n');
-      else io.stdout(formatPlan(plan));
-      // A plan that cannot run as it stands (a problem, or a call the policy would deny) fails, so CI can gate on it.
-      const blocked = plan.steps.some((step) => step.problems.length > 0 || step.policy?.action === 'deny');
+      // The tools are listed already: what the run would say of runner.lock costs no round trip.
+      const lock = await findLockDrift({ config, workflows: [workflow], apps: context.apps() });
+      const drifts = lock?.drifts ?? [];
+      if (options.json) io.stdout(JSON.stringify(maskSecretsDeep({ ...plan, lock: lock ? { file: lock.file, drifts } : null }, config.secretValues), null, 2) + '\n');
+      else io.stdout(formatPlan(plan) + (drifts.length > 0 ? `\nthe tools changed since ${lock!.file} was written${drifts.some((drift) => drift.stops) ? '; the run would stop before its first call (`runner lock --update` accepts the changes)' : ''}:\n${formatDrift(drifts)}` : ''));
+      // A plan that cannot run as it stands (a problem, a call the policy would deny, a tool changed since the lock) fails, so CI can gate on it.
+      const blocked = plan.steps.some((step) => step.problems.length > 0 || step.policy?.action === 'deny') || drifts.some((drift) => drift.stops);
       return blocked ? ExitCode.stepFailed : ExitCode.succeeded;
     } finally {
       await context.close();
