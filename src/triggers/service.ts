@@ -249,8 +249,12 @@ export class TriggerService implements TriggerHost {
     try {
       // A run the lock stops never starts: no record, and the trigger's bookkeeping goes on as for a run that could not run.
       const lock = await this.checkLock(workflow, signal);
-      if (lock.stops) this.emit({ type: 'run-refused', workflow: workflow.name, runId, reason: `its tools differ from ${lockFilePath(this.config)}` });
-      else record = await executeRun({
+      if (lock.stops) {
+        // A run being continued (answered approval, restart) stays as it was, no longer held here: `runner resume` takes it once the lock fits.
+        if (resume) this.store?.releaseRun(runId, this.owner);
+        const reason = `its tools differ from ${lockFilePath(this.config)}`;
+        this.emit({ type: 'run-refused', workflow: workflow.name, runId, reason: resume ? `${reason}; after \`runner lock --update\`, \`runner resume ${runId}\` continues it` : reason });
+      } else record = await executeRun({
         checkTool: lock.checkTool,
         store: this.store,
         owner: this.owner,
