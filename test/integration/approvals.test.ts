@@ -1,12 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runInProcess } from '../helpers/in-process.js';
 import { startServe, type Event, type Serve } from '../helpers/serve.js';
-import { createWorkspace, faultyApp, runCli, type Workspace } from '../helpers/workspace.js';
+import { createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
 
-// Approvals that wait (`policy.headless-ask: wait`): the real CLI, a real
-// fixture app whose `purge` tool is destructive, and answers given from other
-// processes. Nothing here has a TTY, so every `ask` is headless.
+// Approvals that wait (`policy.headless-ask: wait`): the built CLI, a real
+// fixture app whose `purge` tool is destructive, and answers given from another
+// process than the one that waits (the CLI in this process, serve/cron/watch
+// spawned). Nothing here has a TTY, so every `ask` is headless.
 
 const ofType = (events: Event[], type: string) => events.filter((event) => event.type === type);
 
@@ -41,7 +43,7 @@ describe('runner run with headless-ask: wait', () => {
   it('waits (exit 1) with nothing sent, resume refuses while unanswered, then approve + resume runs it once', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
-    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const first = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     expect(first.code).toBe(1);
     const record = JSON.parse(first.stdout);
     expect(record.status).toBe('waiting');
@@ -56,33 +58,33 @@ describe('runner run with headless-ask: wait', () => {
     expect(first.stderr).toContain(`runner deny ${record.id} purge`);
 
     // The store says so too, for every process.
-    const listed = await runCli(['--config', ws.config, 'runs', '--status', 'waiting', '--json'], { cwd: ws.dir });
+    const listed = await runInProcess(['--config', ws.config, 'runs', '--status', 'waiting', '--json'], { cwd: ws.dir });
     expect(JSON.parse(listed.stdout).map((run: any) => run.id)).toEqual([record.id]);
 
-    const early = await runCli(['--config', ws.config, 'resume', record.id], { cwd: ws.dir });
+    const early = await runInProcess(['--config', ws.config, 'resume', record.id], { cwd: ws.dir });
     expect(early.code).toBe(1);
     expect(early.stderr).toContain(`run ${record.id} is still waiting for an approval of purge`);
     expect(ws.sideEffects()).toEqual(['other']);
 
     // Answers that do not fit: exit 2, nothing recorded.
-    const notWaiting = await runCli(['--config', ws.config, 'approve', record.id, 'other'], { cwd: ws.dir });
+    const notWaiting = await runInProcess(['--config', ws.config, 'approve', record.id, 'other'], { cwd: ws.dir });
     expect(notWaiting.code).toBe(2);
     expect(notWaiting.stderr).toContain(`step other of run ${record.id} is not waiting for an approval (its status: succeeded)`);
     expect(notWaiting.stderr).toContain('steps waiting in run');
-    const noStep = await runCli(['--config', ws.config, 'deny', record.id, 'nope'], { cwd: ws.dir });
+    const noStep = await runInProcess(['--config', ws.config, 'deny', record.id, 'nope'], { cwd: ws.dir });
     expect(noStep.code).toBe(2);
     expect(noStep.stderr).toContain(`run ${record.id} has no step \`nope\``);
 
-    const approved = await runCli(['--config', ws.config, 'approve', record.id, 'purge', '--json'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } });
+    const approved = await runInProcess(['--config', ws.config, 'approve', record.id, 'purge', '--json'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } });
     expect(approved.code).toBe(0);
     expect(JSON.parse(approved.stdout).approval).toMatchObject({ decision: 'approved', by: 'ana', at: expect.stringMatching(ISO), via: 'cli' });
     expect(readRecord(ws, 'wf', record.id).steps[0].approval.decision).toBe('approved'); // run.json follows the store
-    const again = await runCli(['--config', ws.config, 'deny', record.id, 'purge'], { cwd: ws.dir });
+    const again = await runInProcess(['--config', ws.config, 'deny', record.id, 'purge'], { cwd: ws.dir });
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('was answered already: approved by ana');
     expect(ws.sideEffects()).toEqual(['other']); // answering runs nothing
 
-    const resumed = await runCli(['--config', ws.config, 'resume', record.id, '--json'], { cwd: ws.dir });
+    const resumed = await runInProcess(['--config', ws.config, 'resume', record.id, '--json'], { cwd: ws.dir });
     expect(resumed.code).toBe(0);
     const final = JSON.parse(resumed.stdout);
     expect(final.status).toBe('succeeded');
@@ -90,17 +92,17 @@ describe('runner run with headless-ask: wait', () => {
     expect(final.steps[0].approval).toMatchObject({ decision: 'approved', by: 'ana' });
     expect(final.steps[0].policyReason).toBe('destructive; approved by ana');
     expect(ws.sideEffects()).toEqual(['other', 'purge old', 'after']);
-  }, 90_000); // eight runner processes one after the other
+  }, 90_000);
 
   it('a denied step ends denied with nothing sent, its dependents skipped', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
-    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const first = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     const { id } = JSON.parse(first.stdout);
-    const denied = await runCli(['--config', ws.config, 'deny', id, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'bo' } });
+    const denied = await runInProcess(['--config', ws.config, 'deny', id, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'bo' } });
     expect(denied.code).toBe(0);
     expect(denied.stdout).toContain(`denied step purge of run ${id} as bo`);
-    const resumed = await runCli(['--config', ws.config, 'resume', id, '--json'], { cwd: ws.dir });
+    const resumed = await runInProcess(['--config', ws.config, 'resume', id, '--json'], { cwd: ws.dir });
     expect(resumed.code).toBe(1);
     const final = JSON.parse(resumed.stdout);
     expect(final.status).toBe('failed');
@@ -116,14 +118,14 @@ describe('runner run with headless-ask: wait', () => {
       'fe.yaml',
       'name: fe\ninputs:\n  list: { type: array, default: [1, 2, 3] }\nsteps:\n  - id: purge\n    uses: faulty.purge\n    foreach: ${{ inputs.list }}\n    with: { label: "${{ item }}" }\n',
     );
-    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const first = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     expect(first.code).toBe(1);
     const record = JSON.parse(first.stdout);
     expect(record.steps[0]).toMatchObject({ status: 'waiting', error: null, approval: { requestedAt: expect.stringMatching(ISO) } });
     expect(record.steps[0].items.map((item: any) => item.status)).toEqual(['waiting', 'waiting', 'waiting']);
     expect(ws.sideEffects()).toEqual([]);
-    expect((await runCli(['--config', ws.config, 'approve', record.id, 'purge'], { cwd: ws.dir })).code).toBe(0);
-    const resumed = await runCli(['--config', ws.config, 'resume', record.id, '--json'], { cwd: ws.dir });
+    expect((await runInProcess(['--config', ws.config, 'approve', record.id, 'purge'], { cwd: ws.dir })).code).toBe(0);
+    const resumed = await runInProcess(['--config', ws.config, 'resume', record.id, '--json'], { cwd: ws.dir });
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout).steps[0].items.map((item: any) => item.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(ws.sideEffects()).toEqual(['purge 1', 'purge 2', 'purge 3']);
@@ -131,7 +133,7 @@ describe('runner run with headless-ask: wait', () => {
 
   it('runner call never waits: it has nothing to resume, so a headless ask is denied', async () => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
-    const call = await runCli(['--config', ws.config, 'call', 'faulty.purge', 'label=x', '--json'], { cwd: ws.dir });
+    const call = await runInProcess(['--config', ws.config, 'call', 'faulty.purge', 'label=x', '--json'], { cwd: ws.dir });
     expect(call.code).toBe(1);
     expect(JSON.parse(call.stdout).steps[0]).toMatchObject({ status: 'denied', error: { kind: 'policy' } });
     expect(ws.sideEffects()).toEqual([]);
@@ -140,7 +142,7 @@ describe('runner run with headless-ask: wait', () => {
   it('headless-ask: deny (the default) still denies at once', async () => {
     const ws = approvalWorkspace('{ destructive: ask }');
     const workflow = ws.write('wf.yaml', `name: wf\n${STEPS}`);
-    const run = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    const run = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     expect(run.code).toBe(1);
     const record = JSON.parse(run.stdout);
     expect(record.status).toBe('failed');
@@ -175,13 +177,13 @@ describe('runner serve with headless-ask: wait', () => {
     const serve = startServe(ws, ['serve']);
     const [keep, drop] = [await untilFinished(serve, 'keep', 'waiting'), await untilFinished(serve, 'drop', 'waiting')];
     expect(keep.summary).toContain(`runner approve ${keep.runId} purge`);
-    const stored = await runCli(['--config', ws.config, 'runs', 'show', keep.runId, '--json'], { cwd: ws.dir });
+    const stored = await runInProcess(['--config', ws.config, 'runs', 'show', keep.runId, '--json'], { cwd: ws.dir });
     expect(JSON.parse(stored.stdout).steps[0].status).toBe('waiting');
     expect(ws.sideEffects()).toEqual(['other', 'other']); // one run of each, no purge sent
 
     const [approved, denied] = await Promise.all([
-      runCli(['--config', ws.config, 'approve', keep.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } }),
-      runCli(['--config', ws.config, 'deny', drop.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'bo' } }),
+      runInProcess(['--config', ws.config, 'approve', keep.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } }),
+      runInProcess(['--config', ws.config, 'deny', drop.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'bo' } }),
     ]);
     expect([approved.code, denied.code]).toEqual([0, 0]);
     await untilFinished(serve, 'keep', 'succeeded');
@@ -214,7 +216,7 @@ describe('runner serve with headless-ask: wait', () => {
     await serve.until(skippedWhileWaiting, 'an occurrence skipped while the run waits');
     expect(serve.events.slice(pausedAt).filter((event) => event.type === 'trigger' && event.action === 'run')).toEqual([]);
 
-    expect((await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
+    expect((await runInProcess(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
     await untilFinished(serve, 'tick', 'succeeded');
     // Ended for good: the schedule runs again.
     await serve.until((events) => events.some((event) => event.type === 'run-finished' && event.runId !== waiting.runId), 'the next occurrence to run');
@@ -235,7 +237,7 @@ describe('runner serve with headless-ask: wait', () => {
     expect(waiting.movedTo).toBeUndefined();
     expect(existsSync(join(ws.dir, 'processing', 'order.txt'))).toBe(true);
 
-    expect((await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
+    expect((await runInProcess(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
     const done = await untilFinished(serve, 'inbox', 'succeeded');
     expect(done.movedTo).toBe(join(ws.dir, 'done', 'order.txt'));
     expect(await serve.stop('SIGTERM')).toBe(0);
@@ -251,7 +253,7 @@ describe('runner serve with headless-ask: wait', () => {
     expect(ofType(first.events, 'stopping')[0].inFlight).toBe(0);
 
     // Answered while no runner serves it; the next serve finds it at start and goes on.
-    expect((await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } })).code).toBe(0);
+    expect((await runInProcess(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } })).code).toBe(0);
     const second = startServe(ws, ['serve']);
     await untilFinished(second, 'keep', 'succeeded');
     expect(ofType(second.events, 'answered')).toEqual([expect.objectContaining({ runId: waiting.runId, steps: [expect.objectContaining({ id: 'purge', decision: 'approved', by: 'ana' })] })]);
@@ -275,7 +277,7 @@ describe('runner serve with headless-ask: wait', () => {
     expect(Date.parse(record.steps[0].approval.at)).toBeGreaterThanOrEqual(Date.parse(record.steps[0].approval.expiresAt));
     expect(purges(ws)).toEqual([]);
     // Too late for a person: the expiry stands.
-    const late = await runCli(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir });
+    const late = await runInProcess(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir });
     expect(late.code).toBe(2);
   }, 90_000);
 });

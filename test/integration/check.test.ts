@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../src/check/audit.js';
-import { createWorkspace, imageApp, repoRoot, runCli, sheetApp } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { createWorkspace, imageApp, repoRoot, sheetApp } from '../helpers/workspace.js';
 
 const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
 const SECRETS = { IMAGE_KEY: 'image-key-0123456789', NOTES_TOKEN: 'notes-token-abcdefgh' };
@@ -43,7 +44,7 @@ describe('runner check', () => {
     const demo = readFileSync(join(repoRoot, 'workflows', 'logo-to-quote.yaml'), 'utf8');
     // The logo's text now carries the image key: the logo step and everything that reads it can carry it.
     const file = workspace.write('workflows/logo-to-quote.yaml', demo.replace('text: ${{ inputs.company }}', 'text: "${{ inputs.company }} ${{ env.IMAGE_KEY }}"'));
-    const result = await runCli(['check', file, '--json'], { cwd: workspace.dir, env: SECRETS });
+    const result = await runInProcess(['check', file, '--json'], { cwd: workspace.dir, env: SECRETS });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as CheckReport;
@@ -107,7 +108,7 @@ describe('runner check', () => {
         '    with: { path: "${{ steps.book.outputs.path }}", image: x.png, cell: A1 }',
       ].join('\n'),
     );
-    const result = await runCli(['check', file], { cwd: workspace.dir, env: SECRETS });
+    const result = await runInProcess(['check', file], { cwd: workspace.dir, env: SECRETS });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/drop +sheet\.delete_sheet +deny .*rule sheet\*\.delete_sheet.*refused/);
     expect(result.stdout).toMatch(/paste +sheet\.insert_image +ask .*rule sheet\.insert_image; without a terminal: deny\).*refused/);
@@ -116,7 +117,7 @@ describe('runner check', () => {
 
     // Run by hand, the same ask prompts at the terminal: only the deny rule refuses.
     const manual = workspace.write('manual.yaml', readFileSync(file, 'utf8').replace(/on:\n  schedule: .*\n/, ''));
-    const json = await runCli(['check', manual, '--json'], { cwd: workspace.dir, env: SECRETS });
+    const json = await runInProcess(['check', manual, '--json'], { cwd: workspace.dir, env: SECRETS });
     expect(json.code).toBe(1);
     const report = JSON.parse(json.stdout) as CheckReport;
     expect(report.denied).toEqual(['nightly/drop']);
@@ -124,7 +125,7 @@ describe('runner check', () => {
 
     // With approvals that wait, the triggered workflow's ask pauses for `runner approve` instead of being refused.
     workspace.write('runner.config.yaml', readFileSync(workspace.config, 'utf8').replace('policy:\n', 'policy:\n  headless-ask: wait\n'));
-    const waits = JSON.parse((await runCli(['check', file, '--json'], { cwd: workspace.dir, env: SECRETS })).stdout) as CheckReport;
+    const waits = JSON.parse((await runInProcess(['check', file, '--json'], { cwd: workspace.dir, env: SECRETS })).stdout) as CheckReport;
     expect(waits.denied).toEqual(['nightly/drop']);
     expect(waits.workflows[0]!.steps[2]).toMatchObject({ headless: 'wait', denied: false });
   });
@@ -132,7 +133,7 @@ describe('runner check', () => {
   it('exits 1 naming a step whose app cannot be reached, and 2 for a broken workflow', async () => {
     const workspace = demoWorkspace();
     const down = workspace.write('down.yaml', 'name: down\nsteps:\n  - id: note\n    uses: notes.add\n    with: { text: hi }\n');
-    const unreachable = await runCli(['check', down, '--json'], { cwd: workspace.dir, env: SECRETS });
+    const unreachable = await runInProcess(['check', down, '--json'], { cwd: workspace.dir, env: SECRETS });
     expect(unreachable.code).toBe(1);
     const report = JSON.parse(unreachable.stdout) as CheckReport;
     expect(report.problems).toEqual(['down/note']);
@@ -140,7 +141,7 @@ describe('runner check', () => {
     expect(report.workflows[0]!.apps.notes!.error).toBeTruthy();
 
     const broken = workspace.write('broken.yaml', 'name: broken\nsteps:\n  - id: a\n    uses: image.render_text\n    with: { text: "${{ steps.nope.outputs }}" }\n');
-    const invalid = await runCli(['check', broken], { cwd: workspace.dir, env: SECRETS });
+    const invalid = await runInProcess(['check', broken], { cwd: workspace.dir, env: SECRETS });
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(/broken\.yaml:5:\d+/);
     expect(invalid.stdout).toBe('');
@@ -160,20 +161,20 @@ describe('runner check', () => {
     );
     const file = workspace.write('workflows/notes.yaml', 'name: notes\nsteps:\n  - id: write\n    uses: notes.write\n    with: { text: hi }\n');
 
-    const unlocked = await runCli(['check', file], { cwd: workspace.dir });
+    const unlocked = await runInProcess(['check', file], { cwd: workspace.dir });
     expect(unlocked.stdout).toContain('lock: no runner.lock, so nothing is pinned');
     expect(unlocked.code).toBe(0);
-    expect((await runCli(['lock'], { cwd: workspace.dir })).code).toBe(0);
-    const clean = JSON.parse((await runCli(['check', file, '--json'], { cwd: workspace.dir })).stdout) as CheckReport;
+    expect((await runInProcess(['lock'], { cwd: workspace.dir })).code).toBe(0);
+    const clean = JSON.parse((await runInProcess(['check', file, '--json'], { cwd: workspace.dir })).stdout) as CheckReport;
     expect(clean.lock).toEqual({ file: join(workspace.dir, 'runner.lock'), present: true, drifts: [] });
 
     writeFileSync(toolsFile, JSON.stringify(tools(false)));
-    const drifted = await runCli(['check', file, '--json'], { cwd: workspace.dir });
+    const drifted = await runInProcess(['check', file, '--json'], { cwd: workspace.dir });
     expect(drifted.code).toBe(1);
     const report = JSON.parse(drifted.stdout) as CheckReport;
     expect(report.ok).toBe(false);
     expect(report.lock.drifts[0]).toMatchObject({ app: 'notes', tool: 'write', severity: 'less-safe', stops: true });
-    const text = await runCli(['check', file], { cwd: workspace.dir });
+    const text = await runInProcess(['check', file], { cwd: workspace.dir });
     expect(text.stdout).toMatch(/lock: the tools changed since runner\.lock was written; a run would stop before its first call:\n  notes\.write\n    less safe: readOnlyHint true → false/);
     expect(existsSync(join(workspace.dir, 'calls.log'))).toBe(false);
   });

@@ -2,8 +2,9 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runInProcess } from '../helpers/in-process.js';
 import { startServe, type Event } from '../helpers/serve.js';
-import { createWorkspace, repoRoot, runCli, type Workspace } from '../helpers/workspace.js';
+import { createWorkspace, repoRoot, type Workspace } from '../helpers/workspace.js';
 
 const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
 
@@ -62,11 +63,11 @@ function lockWorkspace(): Workspace & { setTools(tools: FixtureTool[], server?: 
   return { ...ws, setTools, calls };
 }
 
-const runRecords = async (ws: Workspace) => JSON.parse((await runCli(['runs', '--json'], { cwd: ws.dir })).stdout) as unknown[];
-const run = (ws: Workspace) => runCli(['run', 'workflows/notes.yaml'], { cwd: ws.dir });
-const lock = (ws: Workspace, ...args: string[]) => runCli(['lock', ...args], { cwd: ws.dir });
+const runRecords = async (ws: Workspace) => JSON.parse((await runInProcess(['runs', '--json'], { cwd: ws.dir })).stdout) as unknown[];
+const run = (ws: Workspace) => runInProcess(['run', 'workflows/notes.yaml'], { cwd: ws.dir });
+const lock = (ws: Workspace, ...args: string[]) => runInProcess(['lock', ...args], { cwd: ws.dir });
 
-// Each test runs the CLI several times, each spawning the fixture app: slow on a loaded machine.
+// Each test runs the CLI several times, each starting the fixture app: slow on a loaded machine.
 describe('runner.lock', { timeout: 120_000 }, () => {
   it('without a lockfile nothing is checked; runner lock writes one, sorted, of the tools the workflows call', async () => {
     const ws = lockWorkspace();
@@ -164,7 +165,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     const config = join(ws.dir, 'runner.config.yaml');
     const next = ws.write('next.json', JSON.stringify({ tools: [READ, { ...WRITE, annotations: { readOnlyHint: false, openWorldHint: false } }, UNUSED] }));
     writeFileSync(config, readFileSync(config, 'utf8').replace('calls.log"]', `calls.log", ${JSON.stringify(next)}]`));
-    const result = await runCli(['run', 'workflows/notes.yaml', '--json'], { cwd: ws.dir });
+    const result = await runInProcess(['run', 'workflows/notes.yaml', '--json'], { cwd: ws.dir });
     expect(result.code).toBe(1);
     const record = JSON.parse(result.stdout);
     expect(record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed']);
@@ -217,7 +218,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     symlinkSync(join(repoRoot, 'examples'), join(dir, 'examples'));
     // Every workflow but the one whose app is served over HTTP (started by hand): their entries are compared, the rest kept.
     const local = readdirSync(join(dir, 'workflows')).filter((name) => name !== 'quote-over-http.yaml').map((name) => join('workflows', name));
-    const result = await runCli(['lock', ...local], { cwd: dir });
+    const result = await runInProcess(['lock', ...local], { cwd: dir });
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('runner.lock is up to date: 14 tools of 3 apps\n');
     expect(result.code).toBe(0);

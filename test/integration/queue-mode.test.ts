@@ -23,9 +23,9 @@ let redis: RedisServer;
 let ws: Workspace;
 let workers: WorkerProcess[] = [];
 
-function startWorker(index: number, env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
+function startWorker(index: number, env: NodeJS.ProcessEnv = {}, queue = redis.url): Promise<WorkerProcess> {
   const counter = join(ws.dir, `worker-${index}`);
-  const child = spawn(process.execPath, [cliPath, '--config', ws.config, 'worker', '--queue', redis.url], {
+  const child = spawn(process.execPath, [cliPath, '--config', ws.config, 'worker', '--queue', queue], {
     cwd: ws.dir,
     env: { ...process.env, COUNTER: counter, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -40,9 +40,9 @@ function startWorker(index: number, env: NodeJS.ProcessEnv = {}): Promise<Worker
   });
 }
 
-async function stopWorkers(): Promise<void> {
+async function stopWorkers(list = workers): Promise<void> {
   await Promise.all(
-    workers.map(
+    list.map(
       ({ child }) =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -52,7 +52,7 @@ async function stopWorkers(): Promise<void> {
         }),
     ),
   );
-  workers = [];
+  if (list === workers) workers = [];
 }
 
 /** The most calls in flight at once, from start times in ms and the least time each call surely took. */
@@ -80,7 +80,7 @@ beforeAll(async () => {
   );
 }, 30_000);
 
-afterEach(stopWorkers, 30_000);
+afterEach(() => stopWorkers(), 30_000);
 
 afterAll(async () => {
   killListedPids(join(ws.dir, 'app-pids.txt'));
@@ -135,13 +135,25 @@ describe('queue mode (BullMQ on Redis)', () => {
   }, 90_000);
 
   it('a worker killed mid-call: the read-only call runs again elsewhere, the one with side effects is reported unknown, never sent twice', async () => {
-    // A short lock, so the surviving worker takes back the killed one's jobs within seconds.
-    workers = await Promise.all([4, 5, 6].map((index) => startWorker(index, { RUNNER_WORKER_LOCK_MS: '3000' })));
+    // A short lock, so the surviving worker takes back the killed one's jobs within seconds. Its own Redis:
+    // BullMQ spaces a queue's stalled-job checks by a key that lives as long as the last checker's lock, and
+    // the other tests' workers (30 s lock) would hold off these workers' check for up to 30 s.
+    const own = await startRedisServer();
+    try {
+      await killedMidCall(own.url);
+    } finally {
+      await stopWorkers();
+      await own.stop();
+    }
+  }, 90_000);
+
+  async function killedMidCall(queue: string): Promise<void> {
+    workers = await Promise.all([4, 5, 6].map((index) => startWorker(index, { RUNNER_WORKER_LOCK_MS: '3000' }, queue)));
     const workflow = ws.write(
       'kill.yaml',
       'name: kill\nsteps:\n  - id: read\n    uses: wide.concurrent\n    with: { delayMs: 4000 }\n  - id: write\n    uses: wide.work\n    with: { delayMs: 4000, label: side-effect }\n',
     );
-    const running = runInProcess(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
+    const running = runInProcess(['--config', ws.config, 'run', workflow, '--json', '--queue', queue], { cwd: ws.dir });
     // Wait until both calls reached the app, then kill every worker that holds one.
     const holders = async (): Promise<WorkerProcess[]> => {
       for (;;) {
@@ -167,65 +179,66 @@ describe('queue mode (BullMQ on Redis)', () => {
     expect(all.filter((line) => line.startsWith('start '))).toHaveLength(2);
     expect(survivors.flatMap((worker) => linesOf(worker.counter('wide'))).filter((line) => line.startsWith('start '))).toHaveLength(1);
     expect(all.filter((line) => line === 'side-effect')).toHaveLength(1);
-    await stopWorkers();
-  }, 90_000);
+  }
 
-  it("forwards a call's progress from the worker to the coordinator's progress view, a few updates a second at most", async () => {
-    workers = [await startWorker(8)];
-    // A chatty app: a progress notification every 5 ms for 3 s, some 600 in all.
-    const workflow = ws.write('chatty.yaml', 'name: chatty\nsteps:\n  - id: chatty\n    uses: wide.slow\n    with: { ms: 3000, progressEveryMs: 5 }\n');
-    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--queue', redis.url], { cwd: ws.dir });
-    expect(result.code).toBe(0);
-    // The line log prints a call's progress as the in-process path does: `… <step> <progress>/<total> (<n>%) <message>`.
-    expect(result.stderr).toMatch(/^… chatty \d+\/3000 \(\d+%\) \d+ of 3000 ms$/m);
-    // What reached Redis: BullMQ's event stream of the app's queue holds one `progress` entry per update.
-    const client = new Redis(redis.url);
-    try {
-      const entries = (await client.xrange(`runner:wide:events`, '-', '+')) as [string, string[]][];
-      const updates = entries.filter(([, fields]) => fields[fields.indexOf('event') + 1] === 'progress');
-      expect(updates.length).toBeGreaterThan(2);
-      // At most 4 a second over the 3 s call, and a margin for the first one and the timing of the last.
-      expect(updates.length).toBeLessThanOrEqual(16);
-    } finally {
-      client.disconnect();
-    }
-    await stopWorkers();
-  }, 60_000);
+  // One worker for the tests that need no more: each start is a Node process and a Redis connection.
+  describe('with one worker', () => {
+    let worker: WorkerProcess;
+    beforeAll(async () => void (worker = await startWorker(7)), 30_000);
+    afterAll(() => stopWorkers([worker]), 30_000);
 
-  it('a run timeout cancels the call on the worker, which cancels it at the app', async () => {
-    workers = [await startWorker(7)];
-    // `warm` starts the app on the worker first, so the run's timeout falls while the call is in flight.
-    const workflow = ws.write(
-      'hang.yaml',
-      'name: hang\ntimeout: 12s\nsteps:\n  - id: warm\n    uses: wide.echo\n    with: { text: warm }\n  - id: wait\n    needs: warm\n    uses: wide.hang\n',
-    );
-    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
-    const record = JSON.parse(result.stdout);
-    expect(result.code).toBe(1);
-    expect(record.steps[1]).toMatchObject({ id: 'wait', status: 'failed', error: { kind: 'timeout' } });
-    // The app saw notifications/cancelled: its hang tool notes that in the worker's counter file.
-    await expect.poll(() => linesOf(workers[0]!.counter('wide')), { timeout: 10_000 }).toContain('hang cancelled');
-    await stopWorkers();
-  }, 60_000);
+    it("forwards a call's progress from the worker to the coordinator's progress view, a few updates a second at most", async () => {
+      // A chatty app: a progress notification every 5 ms for 3 s, some 600 in all.
+      const workflow = ws.write('chatty.yaml', 'name: chatty\nsteps:\n  - id: chatty\n    uses: wide.slow\n    with: { ms: 3000, progressEveryMs: 5 }\n');
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--queue', redis.url], { cwd: ws.dir });
+      expect(result.code).toBe(0);
+      // The line log prints a call's progress as the in-process path does: `… <step> <progress>/<total> (<n>%) <message>`.
+      expect(result.stderr).toMatch(/^… chatty \d+\/3000 \(\d+%\) \d+ of 3000 ms$/m);
+      // What reached Redis: BullMQ's event stream of the app's queue holds one `progress` entry per update.
+      const client = new Redis(redis.url);
+      try {
+        const entries = (await client.xrange(`runner:wide:events`, '-', '+')) as [string, string[]][];
+        const updates = entries.filter(([, fields]) => fields[fields.indexOf('event') + 1] === 'progress');
+        expect(updates.length).toBeGreaterThan(2);
+        // At most 4 a second over the 3 s call, and a margin for the first one and the timing of the last.
+        expect(updates.length).toBeLessThanOrEqual(16);
+      } finally {
+        client.disconnect();
+      }
+    }, 60_000);
 
-  it('an approval that waits: nothing is dispatched while it waits; approved from any machine, the resume has a worker run it once', async () => {
-    workers = [await startWorker(7)];
-    // Its own config beside the shared one: same apps, the run store in Redis, and asks that wait.
-    const config = ws.write('approvals.config.yaml', `${readFileSync(ws.config, 'utf8')}queue: ${redis.url}\npolicy: { headless-ask: wait }\n`);
-    const workflow = ws.write('gate.yaml', 'name: gate\nsteps:\n  - id: purge\n    uses: wide.purge\n    with: { label: queued }\n  - id: read\n    uses: wide.echo\n    with: { text: hi }\n');
-    const first = await runInProcess(['--config', config, 'run', workflow, '--json'], { cwd: ws.dir });
-    expect(first.code).toBe(1);
-    const record = JSON.parse(first.stdout);
-    expect(record.steps.map((entry: { status: string }) => entry.status)).toEqual(['waiting', 'succeeded']);
-    expect(linesOf(workers[0]!.counter('wide'))).not.toContain('purge queued');
+    it('a run timeout cancels the call on the worker, which cancels it at the app', async () => {
+      // `warm` starts the app on the worker first, so the run's timeout falls while the call is in flight.
+      const workflow = ws.write(
+        'hang.yaml',
+        'name: hang\ntimeout: 12s\nsteps:\n  - id: warm\n    uses: wide.echo\n    with: { text: warm }\n  - id: wait\n    needs: warm\n    uses: wide.hang\n',
+      );
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
+      const record = JSON.parse(result.stdout);
+      expect(result.code).toBe(1);
+      expect(record.steps[1]).toMatchObject({ id: 'wait', status: 'failed', error: { kind: 'timeout' } });
+      // The app saw notifications/cancelled: its hang tool notes that in the worker's counter file.
+      await expect.poll(() => linesOf(worker.counter('wide')), { timeout: 10_000 }).toContain('hang cancelled');
+    }, 60_000);
 
-    const elsewhere = createWorkspace(`queue: ${redis.url}\n`);
-    const approved = await runInProcess(['--config', elsewhere.config, 'approve', record.id, 'purge'], { cwd: elsewhere.dir, env: { RUNNER_USER: 'ana' } });
-    expect(approved.code).toBe(0);
-    const resumed = await runInProcess(['--config', config, 'resume', record.id, '--json'], { cwd: ws.dir });
-    expect(resumed.code).toBe(0);
-    expect(JSON.parse(resumed.stdout).steps[0]).toMatchObject({ status: 'succeeded', approval: { decision: 'approved', by: 'ana' } });
-    expect(linesOf(workers[0]!.counter('wide')).filter((line) => line === 'purge queued')).toHaveLength(1);
-    expect(linesOf(join(ws.dir, 'coordinator.wide.txt'))).not.toContain('purge queued');
-  }, 90_000);
+    it('an approval that waits: nothing is dispatched while it waits; approved from any machine, the resume has a worker run it once', async () => {
+      // Its own config beside the shared one: same apps, the run store in Redis, and asks that wait.
+      const config = ws.write('approvals.config.yaml', `${readFileSync(ws.config, 'utf8')}queue: ${redis.url}\npolicy: { headless-ask: wait }\n`);
+      const workflow = ws.write('gate.yaml', 'name: gate\nsteps:\n  - id: purge\n    uses: wide.purge\n    with: { label: queued }\n  - id: read\n    uses: wide.echo\n    with: { text: hi }\n');
+      const first = await runInProcess(['--config', config, 'run', workflow, '--json'], { cwd: ws.dir });
+      expect(first.code).toBe(1);
+      const record = JSON.parse(first.stdout);
+      expect(record.steps.map((entry: { status: string }) => entry.status)).toEqual(['waiting', 'succeeded']);
+      expect(linesOf(worker.counter('wide'))).not.toContain('purge queued');
+
+      const elsewhere = createWorkspace(`queue: ${redis.url}\n`);
+      const approved = await runInProcess(['--config', elsewhere.config, 'approve', record.id, 'purge'], { cwd: elsewhere.dir, env: { RUNNER_USER: 'ana' } });
+      expect(approved.code).toBe(0);
+      const resumed = await runInProcess(['--config', config, 'resume', record.id, '--json'], { cwd: ws.dir });
+      expect(resumed.code).toBe(0);
+      expect(JSON.parse(resumed.stdout).steps[0]).toMatchObject({ status: 'succeeded', approval: { decision: 'approved', by: 'ana' } });
+      expect(linesOf(worker.counter('wide')).filter((line) => line === 'purge queued')).toHaveLength(1);
+      expect(linesOf(join(ws.dir, 'coordinator.wide.txt'))).not.toContain('purge queued');
+    }, 90_000);
+  });
 });
