@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
 import { SdkError, SdkErrorCode, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { formatBytes } from '../config/sizes.js';
 import { LineBuffer } from './line-buffer.js';
 import { Spool } from './spool.js';
 
@@ -17,6 +18,22 @@ export interface AppStdioTransportOptions {
   spoolDir?: string;
   /** How long close waits for the app to exit after ending its stdin, and again after SIGTERM. @default 2000 (as the SDK's transport) */
   closeStepMs?: number;
+  /** How much of messages (in UTF-16 units: bytes for ASCII JSON) may wait for an app that stopped reading its stdin. @default 4 × maxMessageBytes */
+  maxQueuedBytes?: number;
+}
+
+/** Thrown by a send while the messages already waiting for the app to read its stdin reach maxQueuedBytes. */
+export class SendQueueFullError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`the app stopped reading its stdin: ${formatBytes(limitBytes)} of messages are waiting for it`);
+    this.name = 'SendQueueFullError';
+  }
+}
+
+/** A send waiting for the write that carries its line. */
+interface PendingSend {
+  resolve: () => void;
+  reject: (error: Error) => void;
 }
 
 /**
@@ -34,6 +51,9 @@ export interface AppStdioTransportOptions {
  *   instead of on a disposable sibling process: one spawn per connection even
  *   before a verdict is remembered, and no probe sibling whose grandchildren
  *   escape. (The SDK tells a stdio transport by its `stderr` and `pid`.)
+ * - The messages sent in one turn of the event loop go out in one write (one
+ *   syscall instead of one per message); while the app's stdin is full they
+ *   wait, up to `maxQueuedBytes`, and go out together on 'drain'.
  *
  * Close is the SDK's: end stdin → SIGTERM → SIGKILL, 2 s apart; the rest of
  * the process group is the connection's to end.
@@ -51,12 +71,20 @@ export class AppStdioTransport implements Transport {
   private readonly spool: Spool | undefined;
   /** The app's stderr, there before start so that no early line is missed. */
   private readonly stderrStream = new PassThrough();
+  /** Lines sent but not yet written, and the sends waiting on them. */
+  private queued: string[] = [];
+  private queuedBytes = 0;
+  private waiting: PendingSend[] = [];
+  /** A flush is scheduled, or the stdin is full and 'drain' will flush. */
+  private flushPending = false;
+  private readonly maxQueuedBytes: number;
 
   constructor(private readonly options: AppStdioTransportOptions) {
     const { maxMessageBytes, spoolDir } = options;
     // Unclaimed payloads may wait for at most 4 results at the limit: the disk stays bounded whatever the app sends.
     this.spool = spoolDir === undefined ? undefined : new Spool(spoolDir, 4 * maxMessageBytes);
     this.readBuffer = new LineBuffer(maxMessageBytes, { spool: this.spool });
+    this.maxQueuedBytes = options.maxQueuedBytes ?? 4 * maxMessageBytes;
   }
 
   /** The app's stderr, piped; readable before start. */
@@ -102,17 +130,69 @@ export class AppStdioTransport implements Transport {
     });
   }
 
+  /**
+   * Queues the message's line; the lines queued in one turn go out in one
+   * write, on a microtask. Resolves once that write is accepted (after
+   * 'drain' when the stdin was full), as a single write would.
+   */
   send(message: JSONRPCMessage): Promise<void> {
+    if (!this.child?.stdin) return Promise.reject(notConnected());
+    const line = serializeMessage(message);
+    if (this.queuedBytes > 0 && this.queuedBytes + line.length > this.maxQueuedBytes) {
+      return Promise.reject(new SendQueueFullError(this.maxQueuedBytes));
+    }
+    this.queued.push(line);
+    this.queuedBytes += line.length;
+    const sent = new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
+    if (!this.flushPending) {
+      this.flushPending = true;
+      queueMicrotask(() => this.flush());
+    }
+    return sent;
+  }
+
+  /** Writes every queued line at once; on a full stdin the next flush waits for 'drain'. */
+  private flush(): void {
+    this.flushPending = false;
     const stdin = this.child?.stdin;
-    if (!stdin) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
-    if (stdin.write(serializeMessage(message))) return Promise.resolve();
-    return new Promise((resolve) => stdin.once('drain', resolve));
+    const waiting = this.takeQueue();
+    if (waiting.sends.length === 0) return;
+    if (!stdin || stdin.destroyed) {
+      for (const send of waiting.sends) send.reject(notConnected());
+      return;
+    }
+    if (stdin.write(waiting.text)) {
+      for (const send of waiting.sends) send.resolve();
+      return;
+    }
+    this.flushPending = true;
+    const settle = (error?: Error) => {
+      stdin.off('drain', onDrain).off('close', onClose);
+      for (const send of waiting.sends) (error ? send.reject(error) : send.resolve());
+      this.flushPending = false;
+      if (this.queued.length > 0) this.flush();
+    };
+    const onDrain = () => settle();
+    const onClose = () => settle(notConnected());
+    stdin.on('drain', onDrain).on('close', onClose);
+  }
+
+  private takeQueue(): { text: string; sends: PendingSend[] } {
+    const taken = { text: this.queued.length === 1 ? this.queued[0]! : this.queued.join(''), sends: this.waiting };
+    this.queued = [];
+    this.queuedBytes = 0;
+    this.waiting = [];
+    return taken;
   }
 
   /** Stops the app (stopChild), then deletes the payloads of its results nobody claimed. */
   async close(): Promise<void> {
     const child = this.child;
     this.child = undefined;
+    // As the SDK's transport, whose writes are all in the stream by now: what was sent goes out before stdin ends.
+    const { text, sends } = this.takeQueue();
+    if (text && child?.stdin && !child.stdin.destroyed) child.stdin.write(text);
+    for (const send of sends) send.resolve();
     try {
       if (child) await stopChild(child, this.options.closeStepMs ?? 2_000);
     } finally {
@@ -176,6 +256,10 @@ async function stopChild(child: ChildProcess, stepMs: number): Promise<void> {
   } finally {
     child.off('exit', onExit);
   }
+}
+
+function notConnected(): SdkError {
+  return new SdkError(SdkErrorCode.NotConnected, 'Not connected');
 }
 
 function hasExited(child: ChildProcess): boolean {

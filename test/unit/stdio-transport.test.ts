@@ -1,18 +1,18 @@
 import { SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MessageTooLargeError } from '../../src/apps/line-buffer.js';
 import { isAlive, signalGroup } from '../../src/apps/process-tree.js';
-import { AppStdioTransport, type AppStdioTransportOptions } from '../../src/apps/stdio-transport.js';
+import { AppStdioTransport, SendQueueFullError, type AppStdioTransportOptions } from '../../src/apps/stdio-transport.js';
 
 // The stdio transport against tiny apps run with `node -e`: each one reads
 // JSON-RPC lines on stdin and does what the test needs of it.
 
 /** Answers every request with its process group and `params.text`, after a junk line; `big` sends an endless line. */
-const ECHO_APP = `
-process.stderr.write('starting\\n');
+const ECHO = `
 const pgid = Number(require('fs').readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2]);
 let pending = '';
-process.stdin.on('data', (chunk) => {
+const echo = () => process.stdin.on('data', (chunk) => {
   pending += chunk;
   for (let newline = pending.indexOf('\\n'); newline !== -1; newline = pending.indexOf('\\n')) {
     const message = JSON.parse(pending.slice(0, newline));
@@ -22,6 +22,10 @@ process.stdin.on('data', (chunk) => {
   }
 });
 `;
+const ECHO_APP = `process.stderr.write('starting\\n');${ECHO}echo();`;
+
+/** Reads nothing of its stdin until SIGUSR2, then echoes. */
+const LATE_READER_APP = `${ECHO}process.on('SIGUSR2', echo); setInterval(() => {}, 60_000); process.stderr.write('ready\\n');`;
 
 /** Ignores stdin closing and SIGTERM: only SIGKILL ends it. */
 const STUBBORN_APP = `
@@ -62,6 +66,15 @@ function open(script: string, options: Partial<AppStdioTransportOptions> = {}) {
   return { transport, received, errors, closed, spawned, stderr: () => stderr };
 }
 
+/** Opens and starts the app; its group is killed after the test. */
+async function startApp(script: string, options: Partial<AppStdioTransportOptions> = {}) {
+  const app = open(script, options);
+  await app.transport.start();
+  const pid = await app.spawned;
+  groups.push(pid);
+  return { app, pid };
+}
+
 /** Resolves once `check` holds, checking after each chunk of the app's stderr. */
 function onStderr(app: ReturnType<typeof open>, check: (stderr: string) => boolean): Promise<string> {
   return new Promise((resolve) => {
@@ -82,7 +95,89 @@ function nextMessage(app: ReturnType<typeof open>): Promise<JSONRPCMessage> {
   });
 }
 
+/** Resolves once `count` messages arrived. */
+function messages(app: ReturnType<typeof open>, count: number): Promise<JSONRPCMessage[]> {
+  return new Promise((resolve) => {
+    const onmessage = app.transport.onmessage!;
+    const check = () => app.received.length >= count && resolve(app.received.slice(0, count));
+    app.transport.onmessage = (message) => {
+      onmessage(message);
+      check();
+    };
+    check();
+  });
+}
+
+/** Counts the writes to the app's stdin from now on. */
+function countWrites(transport: AppStdioTransport): () => number {
+  const stdin = (transport as unknown as { child: ChildProcess }).child.stdin!;
+  const write = stdin.write.bind(stdin);
+  let writes = 0;
+  stdin.write = ((...args: Parameters<typeof write>) => {
+    writes++;
+    return write(...args);
+  }) as typeof stdin.write;
+  return () => writes;
+}
+
+function echoRequest(id: number, text: string): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, method: 'echo', params: { text } };
+}
+
+/** Lets the event loop run a few turns: what is still pending then waits on the app. */
+async function turns(count = 5): Promise<void> {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
 describe('AppStdioTransport', () => {
+  it('sends the messages of one turn in one write, in order, as separate lines', async () => {
+    const { app } = await startApp(ECHO_APP);
+    const writes = countWrites(app.transport);
+    const answers = messages(app, 3);
+    await Promise.all([1, 2, 3].map((id) => app.transport.send(echoRequest(id, `m${id}`))));
+    expect(writes()).toBe(1);
+    expect((await answers).map((message) => 'result' in message && message.result.text)).toEqual(['m1', 'm2', 'm3']);
+    await app.transport.send(echoRequest(4, 'm4'));
+    expect(writes()).toBe(2);
+    expect(app.errors).toEqual([]);
+  });
+
+  it('waits for drain while the app does not read, queues up to maxQueuedBytes meanwhile, then writes the rest at once', async () => {
+    const { app, pid } = await startApp(LATE_READER_APP, { maxQueuedBytes: 1024 });
+    await onStderr(app, (text) => text.includes('ready'));
+    const writes = countWrites(app.transport);
+    const settled: number[] = [];
+    const send = (id: number, text: string) => app.transport.send(echoRequest(id, text)).then(() => settled.push(id));
+    // Larger than the pipe and the stream's buffer together: the write cannot be taken whole.
+    const first = send(1, 'x'.repeat(512 * 1024));
+    await turns();
+    const queued = [send(2, 'small'), send(3, 'small too')];
+    await expect(app.transport.send(echoRequest(4, 'y'.repeat(2048)))).rejects.toBeInstanceOf(SendQueueFullError);
+    await turns();
+    expect(settled).toEqual([]);
+    expect(writes()).toBe(1);
+    const answers = messages(app, 3);
+    process.kill(pid, 'SIGUSR2');
+    await Promise.all([first, ...queued]);
+    expect(settled).toEqual([1, 2, 3]);
+    expect(writes()).toBe(2);
+    expect((await answers).map((message) => 'id' in message && message.id)).toEqual([1, 2, 3]);
+  });
+
+  it('writes what was sent before close, and refuses sends after it', async () => {
+    const app = open(`let got = ''; process.stdin.on('data', (c) => (got += c)); process.stdin.on('end', () => { process.stderr.write(got); process.exit(0); });`);
+    await app.transport.start();
+    groups.push(await app.spawned);
+    const sent = [app.transport.send(echoRequest(1, 'a')), app.transport.send(echoRequest(2, 'b'))];
+    await app.transport.close();
+    await Promise.all(sent);
+    const lines = (await onStderr(app, (text) => text.split('\n').length > 2)).trim().split('\n');
+    expect(lines.map((line) => JSON.parse(line).id)).toEqual([1, 2]);
+    await expect(app.transport.send(echoRequest(3, 'c'))).rejects.toSatisfy(
+      (error) => error instanceof SdkError && error.code === SdkErrorCode.NotConnected,
+    );
+  });
+
   it('runs the app in a process group of its own, skips junk lines, and hands over stderr from the first line', async () => {
     const app = open(ECHO_APP);
     await app.transport.start();
@@ -110,10 +205,7 @@ describe('AppStdioTransport', () => {
   });
 
   it('close ends stdin, then sends SIGTERM, then SIGKILL to an app that ignores both', async () => {
-    const app = open(STUBBORN_APP, { closeStepMs: 200 });
-    await app.transport.start();
-    const pid = await app.spawned;
-    groups.push(pid);
+    const { app, pid } = await startApp(STUBBORN_APP, { closeStepMs: 200 });
     await onStderr(app, (text) => text.includes('ready'));
     await app.transport.close();
     expect(isAlive(pid)).toBe(false);
