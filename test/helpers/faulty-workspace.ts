@@ -56,3 +56,17 @@ export async function runFaulty(steps: string, options: FaultyOptions = {}): Pro
     sideEffects: () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []),
   };
 }
+
+/**
+ * A workspace whose one app, `faulty`, is the fixture app counting its side
+ * effects in counter.txt, with the given files under workflows/ and
+ * `configYaml` added to the config.
+ */
+export function faultyWorkspace(workflows: Record<string, string> = {}, configYaml = ''): Workspace & { counter: string; sideEffects(): string[] } {
+  const ws = createWorkspace('');
+  const counter = join(ws.dir, 'counter.txt');
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter])}\n${configYaml}`);
+  for (const [name, text] of Object.entries(workflows)) ws.write(join('workflows', name), text);
+  const sideEffects = () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []);
+  return { ...ws, counter, sideEffects };
+}

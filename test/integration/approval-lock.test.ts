@@ -1,37 +1,23 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServe, type Event } from '../helpers/serve.js';
-import { createWorkspace, repoRoot, runCli } from '../helpers/workspace.js';
+import { shiftingWorkspace, type ShiftingTool } from '../helpers/shifting-workspace.js';
+import { runCli } from '../helpers/workspace.js';
 
 // An approval answered after the tool it gates changed: serve must not send
 // the call, and must not keep the run to itself either, so that `runner
 // resume` can continue it once the lock fits again.
 
-const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
-
-const purge = (description: string) => ({
-  tools: [
-    {
-      name: 'purge',
-      description,
-      inputSchema: { type: 'object', properties: {} },
-      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
-    },
-  ],
+const purge = (description: string): ShiftingTool => ({
+  name: 'purge',
+  description,
+  inputSchema: { type: 'object', properties: {} },
+  annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
 });
 
 describe('an approved run whose tool changed while it waited', () => {
   it('is refused by the lock under serve with nothing sent, and runner resume continues it after runner lock --update', async () => {
-    const ws = createWorkspace('');
-    const toolsFile = ws.write('tools.json', JSON.stringify(purge('Purges old entries')));
-    const callsFile = join(ws.dir, 'calls.log');
-    ws.write(
-      'runner.config.yaml',
-      `artifacts: artifacts\napps:\n  notes: { command: node, args: ${JSON.stringify([shiftingApp, toolsFile, callsFile])} }\npolicy: { headless-ask: wait }\n`,
-    );
+    const ws = shiftingWorkspace([purge('Purges old entries')], 'policy: { headless-ask: wait }\n');
     ws.write('workflows/tick.yaml', 'name: tick\non:\n  schedule:\n    - cron: "* * * * * *"\nsteps:\n  - id: purge\n    uses: notes.purge\n');
-    const calls = () => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter(Boolean) : []);
     expect((await runCli(['lock'], { cwd: ws.dir })).code).toBe(0);
 
     const serve = startServe(ws, ['cron']);
@@ -41,14 +27,14 @@ describe('an approved run whose tool changed while it waited', () => {
 
     // While it waits, the tool is redefined and the new definition accepted into the lock (from a fresh app process);
     // serve's own connection still lists the old one, which no longer fits the lock.
-    writeFileSync(toolsFile, JSON.stringify(purge('Purges every entry, old or new')));
+    ws.setTools([purge('Purges every entry, old or new')]);
     expect((await runCli(['lock', '--update'], { cwd: ws.dir })).code).toBe(0);
     expect((await runCli(['approve', runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
 
     const refusedIt = (event: Event) => event.type === 'run-refused' && event.runId === runId;
     await serve.until((events) => events.some(refusedIt), 'the continued run refused by the lock', 40_000);
     expect(serve.events.find(refusedIt)!.reason).toContain(`runner resume ${runId}`);
-    expect(calls()).toEqual([]);
+    expect(ws.calls()).toEqual([]);
 
     // serve is still running, and no longer holds the run: resume takes it, with an app that lists what the lock says.
     const resumed = await runCli(['resume', runId, '--json'], { cwd: ws.dir });
@@ -56,6 +42,6 @@ describe('an approved run whose tool changed while it waited', () => {
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ id: runId, status: 'succeeded', steps: [{ id: 'purge', status: 'succeeded', approval: { decision: 'approved' } }] });
     expect(await serve.stop('SIGTERM')).toBe(0);
-    expect(calls().map((line) => line.split(' ')[0])).toEqual(['purge']);
+    expect(ws.calls()).toEqual(['purge']);
   }, 120_000);
 });

@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
+import { faultyWorkspace } from '../helpers/faulty-workspace.js';
 import { startServe, type Event, type Serve } from '../helpers/serve.js';
-import { createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
+import { type Workspace } from '../helpers/workspace.js';
 
 // Approvals that wait (`policy.headless-ask: wait`): the built CLI, a real
 // fixture app whose `purge` tool is destructive, and answers given from another
@@ -13,12 +14,7 @@ import { createWorkspace, faultyApp, type Workspace } from '../helpers/workspace
 const ofType = (events: Event[], type: string) => events.filter((event) => event.type === type);
 
 /** A workspace with the faulty app (side effects counted in counter.txt) and `policy:` as given. */
-function approvalWorkspace(policy: string): Workspace & { counter: string; sideEffects: () => string[] } {
-  const ws = createWorkspace('');
-  const counter = join(ws.dir, 'counter.txt');
-  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter])}\npolicy: ${policy}\n`);
-  return { ...ws, counter, sideEffects: () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []) };
-}
+const approvalWorkspace = (policy: string) => faultyWorkspace({}, `policy: ${policy}\n`);
 
 /** purge (destructive: ask) → after; `other` goes on beside them. */
 const STEPS = [

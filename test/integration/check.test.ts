@@ -1,11 +1,11 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../src/check/audit.js';
 import { runInProcess } from '../helpers/in-process.js';
+import { shiftingWorkspace, type ShiftingTool } from '../helpers/shifting-workspace.js';
 import { createWorkspace, imageApp, repoRoot, sheetApp } from '../helpers/workspace.js';
 
-const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
 const SECRETS = { IMAGE_KEY: 'image-key-0123456789', NOTES_TOKEN: 'notes-token-abcdefgh' };
 
 /** The demo's apps and policy, with a secret passed to the image app and one to an HTTP app that no workflow uses. */
@@ -148,17 +148,13 @@ describe('runner check', () => {
   });
 
   it('reports what changed since runner.lock, worst first, and exits 1 on a change that would stop a run', async () => {
-    const workspace = createWorkspace('');
-    const tools = (readOnly: boolean) => ({
-      tools: [
-        { name: 'write', description: 'Writes a note', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, annotations: { readOnlyHint: readOnly, openWorldHint: false } },
-      ],
+    const write = (readOnlyHint: boolean): ShiftingTool => ({
+      name: 'write',
+      description: 'Writes a note',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+      annotations: { readOnlyHint, openWorldHint: false },
     });
-    const toolsFile = workspace.write('tools.json', JSON.stringify(tools(true)));
-    workspace.write(
-      'runner.config.yaml',
-      `artifacts: artifacts\napps:\n  notes: { command: node, args: [${JSON.stringify(shiftingApp)}, ${JSON.stringify(toolsFile)}, ${JSON.stringify(join(workspace.dir, 'calls.log'))}] }\n`,
-    );
+    const workspace = shiftingWorkspace([write(true)]);
     const file = workspace.write('workflows/notes.yaml', 'name: notes\nsteps:\n  - id: write\n    uses: notes.write\n    with: { text: hi }\n');
 
     const unlocked = await runInProcess(['check', file], { cwd: workspace.dir });
@@ -168,7 +164,7 @@ describe('runner check', () => {
     const clean = JSON.parse((await runInProcess(['check', file, '--json'], { cwd: workspace.dir })).stdout) as CheckReport;
     expect(clean.lock).toEqual({ file: join(workspace.dir, 'runner.lock'), present: true, drifts: [] });
 
-    writeFileSync(toolsFile, JSON.stringify(tools(false)));
+    workspace.setTools([write(false)]);
     const drifted = await runInProcess(['check', file, '--json'], { cwd: workspace.dir });
     expect(drifted.code).toBe(1);
     const report = JSON.parse(drifted.stdout) as CheckReport;
@@ -176,6 +172,6 @@ describe('runner check', () => {
     expect(report.lock.drifts[0]).toMatchObject({ app: 'notes', tool: 'write', severity: 'less-safe', stops: true });
     const text = await runInProcess(['check', file], { cwd: workspace.dir });
     expect(text.stdout).toMatch(/lock: the tools changed since runner\.lock was written; a run would stop before its first call:\n  notes\.write\n    less safe: readOnlyHint true → false/);
-    expect(existsSync(join(workspace.dir, 'calls.log'))).toBe(false);
+    expect(workspace.calls()).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
+import { shiftingWorkspace, type ShiftingTool } from '../helpers/shifting-workspace.js';
 import { createWorkspace, demoAppsYaml, repoRoot } from '../helpers/workspace.js';
 
 describe('the installed command', () => {
@@ -103,13 +104,13 @@ describe('runner run --dry-run', () => {
   });
 
   it('says what changed since runner.lock, as the run would, and exits 1 when the run would stop', async () => {
-    const ws = createWorkspace('');
-    const toolsFile = join(ws.dir, 'tools.json');
-    const tools = (readOnlyHint: boolean) =>
-      JSON.stringify({ tools: [{ name: 'write', description: 'Writes a note', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint, openWorldHint: false } }] });
-    writeFileSync(toolsFile, tools(true));
-    const shifting = join(repoRoot, 'test', 'apps', 'shifting.js');
-    ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  notes: { command: node, args: [${JSON.stringify(shifting)}, ${JSON.stringify(toolsFile)}, ${JSON.stringify(join(ws.dir, 'calls.log'))}] }\npolicy: { destructive: allow }\n`);
+    const write = (readOnlyHint: boolean): ShiftingTool => ({
+      name: 'write',
+      description: 'Writes a note',
+      inputSchema: { type: 'object', properties: {} },
+      annotations: { readOnlyHint, openWorldHint: false },
+    });
+    const ws = shiftingWorkspace([write(true)], 'policy: { destructive: allow }\n');
     const workflow = ws.write('notes.yaml', 'name: notes\nsteps:\n  - id: write\n    uses: notes.write\n');
     const dryRun = (...extra: string[]) => runInProcess(['run', workflow, '--dry-run', ...extra], { cwd: ws.dir });
     expect(JSON.parse((await dryRun('--json')).stdout).lock).toBeNull();
@@ -118,12 +119,12 @@ describe('runner run --dry-run', () => {
     expect(clean.code).toBe(0);
     expect(JSON.parse(clean.stdout).lock).toEqual({ file: join(ws.dir, 'runner.lock'), drifts: [] });
 
-    writeFileSync(toolsFile, tools(false));
+    ws.setTools([write(false)]);
     const drifted = await dryRun();
     expect(drifted.code).toBe(1);
     expect(drifted.stdout).toMatch(/the tools changed since .*runner\.lock was written; the run would stop before its first call .*\nnotes\.write\n  less safe: readOnlyHint true → false/);
     expect(JSON.parse((await dryRun('--json')).stdout).lock.drifts[0]).toMatchObject({ app: 'notes', tool: 'write', severity: 'less-safe', stops: true });
-    expect(existsSync(join(ws.dir, 'calls.log'))).toBe(false);
+    expect(ws.calls()).toEqual([]);
   });
 });
 

@@ -1,19 +1,13 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { startServe, type Event } from '../helpers/serve.js';
-import { createWorkspace, repoRoot, type Workspace } from '../helpers/workspace.js';
+import { shiftingWorkspace, type ShiftingTool, type ShiftingWorkspace } from '../helpers/shifting-workspace.js';
+import { repoRoot, type Workspace } from '../helpers/workspace.js';
 
-const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
-
-interface FixtureTool {
-  name: string;
-  description: string;
-  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[] };
-  annotations?: Record<string, unknown>;
-}
+type FixtureTool = ShiftingTool;
 
 const READ: FixtureTool = {
   name: 'read',
@@ -41,26 +35,11 @@ const WORKFLOW = [
   '',
 ].join('\n');
 
-/** A workspace whose app `notes` lists the tools of tools.json (rewritten by setTools) and logs its calls to calls.log. */
-function lockWorkspace(): Workspace & { setTools(tools: FixtureTool[], server?: { name: string; version: string }): void; calls(): string[] } {
-  const ws = createWorkspace('');
-  const toolsFile = join(ws.dir, 'tools.json');
-  const callsFile = join(ws.dir, 'calls.log');
-  ws.write(
-    'runner.config.yaml',
-    [
-      'artifacts: artifacts',
-      'apps:',
-      `  notes: { command: node, args: [${JSON.stringify(shiftingApp)}, ${JSON.stringify(toolsFile)}, ${JSON.stringify(callsFile)}] }`,
-      'policy: { read-only: allow, destructive: allow, other: allow, open-world: allow }',
-      '',
-    ].join('\n'),
-  );
+/** A workspace whose app `notes` lists READ, WRITE and UNUSED until setTools changes them, with the notes workflow. */
+function lockWorkspace(): ShiftingWorkspace {
+  const ws = shiftingWorkspace([READ, WRITE, UNUSED], 'policy: { read-only: allow, destructive: allow, other: allow, open-world: allow }\n');
   ws.write('workflows/notes.yaml', WORKFLOW);
-  const setTools = (tools: FixtureTool[], server?: { name: string; version: string }) => writeFileSync(toolsFile, JSON.stringify({ tools, server }));
-  setTools([READ, WRITE, UNUSED]);
-  const calls = () => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]!) : []);
-  return { ...ws, setTools, calls };
+  return ws;
 }
 
 const runRecords = async (ws: Workspace) => JSON.parse((await runInProcess(['runs', '--json'], { cwd: ws.dir })).stdout) as unknown[];

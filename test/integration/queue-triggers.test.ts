@@ -5,7 +5,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startServe, type Event, type Serve } from '../helpers/serve.js';
-import { cliPath, createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
+import { faultyWorkspace } from '../helpers/faulty-workspace.js';
+import { cliPath, type Workspace } from '../helpers/workspace.js';
 
 // Queue mode's triggers end to end: a real redis-server, two `runner serve --queue` processes on one
 // artifacts folder and one `runner worker`. Every serve process sees every occurrence and every file;
@@ -26,15 +27,6 @@ const runRecords = (artifacts: string, workflow: string) =>
   readdirSync(join(artifacts, workflow))
     .filter((name) => existsSync(join(artifacts, workflow, name, 'run.json')))
     .map((name) => JSON.parse(readFileSync(join(artifacts, workflow, name, 'run.json'), 'utf8')));
-
-/** A workspace whose one app is the faulty fixture, counting side effects in counter.txt. */
-function faultyWorkspace(workflows: Record<string, string>): Workspace & { counter: string } {
-  const ws = createWorkspace('');
-  const counter = join(ws.dir, 'counter.txt');
-  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter])}\n`);
-  for (const [name, text] of Object.entries(workflows)) ws.write(join('workflows', name), text);
-  return { ...ws, counter };
-}
 
 function startWorker(ws: Workspace): Promise<ChildProcess> {
   const child = spawn(process.execPath, [cliPath, '--config', ws.config, 'worker', '--queue', redis.url], { cwd: ws.dir, stdio: ['ignore', 'ignore', 'pipe'] });

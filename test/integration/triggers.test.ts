@@ -5,8 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { startServe, type Event } from '../helpers/serve.js';
+import { faultyWorkspace } from '../helpers/faulty-workspace.js';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp, imageApp, repoRoot, sheetApp, type Workspace } from '../helpers/workspace.js';
+import { createWorkspace, imageApp, repoRoot, sheetApp } from '../helpers/workspace.js';
 
 // Real chokidar on temp folders and the real CLI: `runner serve|watch|cron`
 // as a child process, observed through its --json events and what it leaves
@@ -22,15 +23,6 @@ const runRecords = (artifacts: string, workflow: string) =>
         .filter((name) => existsSync(join(artifacts, workflow, name, 'run.json')))
         .map((name) => JSON.parse(readFileSync(join(artifacts, workflow, name, 'run.json'), 'utf8')))
     : [];
-
-/** A workspace whose one app is the faulty fixture, counting side effects in counter.txt. */
-function faultyWorkspace(workflows: Record<string, string>): Workspace & { counter: string } {
-  const ws = createWorkspace('');
-  const counter = join(ws.dir, 'counter.txt');
-  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter])}\n`);
-  for (const [name, text] of Object.entries(workflows)) ws.write(join('workflows', name), text);
-  return { ...ws, counter };
-}
 
 describe('runner watch', () => {
   it('runs once per file after its writes finish, claims it, skips same content, symlinks out and its own output', async () => {

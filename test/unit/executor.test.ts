@@ -11,6 +11,7 @@ import { executeRun } from '../../src/scheduler/executor.js';
 import { Limits } from '../../src/scheduler/limits.js';
 import { parseWorkflowText } from '../../src/workflow/load.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { memoryConfig } from '../helpers/memory-config.js';
 
 /**
  * An in-process MCP server with a few honest tools, and a log of the calls it served. With a clock,
@@ -58,20 +59,7 @@ function createServer(calls: string[], clock?: FakeClock) {
 
 function setup(workflowText: string, policy: Partial<RunnerConfig['policy']> = {}, clock?: FakeClock) {
   const artifacts = mkdtempSync(join(tmpdir(), 'runner-exec-'));
-  const config: RunnerConfig = {
-    file: null,
-    dir: artifacts,
-    artifacts,
-    concurrency: 4,
-    apps: { mem: { name: 'mem', transport: 'stdio', command: 'unused', args: [], env: {}, cwd: artifacts, roots: false } },
-    retry: { attempts: 1, delayMs: 10, backoff: 2, maxDelayMs: 100, on: ['transport', 'timeout', 'protocol'], unsafe: false },
-    policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', headlessAsk: 'deny', approvalTimeoutMs: 86_400_000, rules: [], ...policy },
-    secrets: [],
-    secretValues: [],
-    secretEntries: [],
-    retention: {},
-    warnings: [],
-  };
+  const config = memoryConfig(artifacts, { policy });
   const calls: string[] = [];
   const apps = new AppRegistry({
     config,

@@ -6,27 +6,14 @@ import { McpServer, fromJsonSchema } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { CallAbortReason } from '../../src/apps/call-error.js';
 import { AppRegistry } from '../../src/apps/registry.js';
-import type { RunnerConfig } from '../../src/config/types.js';
 import { executeRun } from '../../src/scheduler/executor.js';
 import { Limits } from '../../src/scheduler/limits.js';
 import { parseWorkflowText } from '../../src/workflow/load.js';
+import { memoryConfig } from '../helpers/memory-config.js';
 
 function setup(workflowText: string, secretValues: string[] = []) {
   const artifacts = mkdtempSync(join(tmpdir(), 'runner-report-end-'));
-  const config: RunnerConfig = {
-    file: null,
-    dir: artifacts,
-    artifacts,
-    concurrency: 4,
-    apps: { mem: { name: 'mem', transport: 'stdio', command: 'unused', args: [], env: {}, cwd: artifacts, roots: false } },
-    retry: { attempts: 1, delayMs: 10, backoff: 2, maxDelayMs: 100, on: ['transport', 'timeout', 'protocol'], unsafe: false },
-    policy: { readOnly: 'allow', destructive: 'ask', other: 'allow', openWorld: 'allow', headlessAsk: 'deny', approvalTimeoutMs: 86_400_000, rules: [] },
-    secrets: [],
-    secretValues,
-    secretEntries: [],
-    retention: {},
-    warnings: [],
-  };
+  const config = memoryConfig(artifacts, { secretValues });
   const apps = new AppRegistry({
     config,
     verdictFile: null,
