@@ -66,6 +66,11 @@ export function isWarning(diagnostic: Diagnostic): boolean {
   return diagnostic.severity === 'warning';
 }
 
+/** The diagnostics of a RunnerError; an error without any becomes one. */
+export function diagnosticsOf(error: RunnerError): Diagnostic[] {
+  return error.diagnostics.length > 0 ? error.diagnostics : [{ message: error.message, location: error.location, hint: error.hint }];
+}
+
 /**
  * Throws a RunnerError carrying every diagnostic (warnings too, so they are
  * shown beside the errors), when there is at least one error.

@@ -3,6 +3,7 @@
 // which go to the authorization server), and the steps whose arguments can
 // carry it, followed through expressions. Static: nothing is evaluated and
 // no value is ever part of the answer, only names and places.
+import { authSecretValues } from '../config/normalize-auth.js';
 import type { AppConfig, RunnerConfig, SecretEntry } from '../config/types.js';
 import type { SourceLocation } from '../errors.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
@@ -67,30 +68,8 @@ function appFlows(app: AppConfig, values: string[]): AppSecretFlow[] {
   }
   if (holds(app.url)) flows.push({ app: app.name, via: 'url', key: null });
   for (const [key, value] of Object.entries(app.headers)) if (holds(value)) flows.push({ app: app.name, via: 'headers', key });
-  for (const [key, value] of Object.entries(authCredentials(app))) if (value !== undefined && holds(value)) flows.push({ app: app.name, via: 'auth', key });
+  if (app.auth) for (const [key, value] of Object.entries(authSecretValues(app.auth))) if (value !== undefined && holds(value)) flows.push({ app: app.name, via: 'auth', key });
   return flows;
-}
-
-/** The credentials of an app's `auth:` that are written in the config (not read from files), by their config key. */
-function authCredentials(app: Exclude<AppConfig, { transport: 'stdio' }>): Record<string, string | undefined> {
-  const auth = app.auth;
-  if (!auth) return {};
-  switch (auth.type) {
-    case 'bearer':
-      return { token: auth.token };
-    case 'oauth':
-      return { 'client-secret': auth.clientSecret };
-    case 'client-credentials':
-      return { 'client-secret': auth.clientSecret, 'private-key': auth.privateKey };
-    case 'workload-identity':
-      return { assertion: 'value' in auth.assertion ? auth.assertion.value : undefined };
-    case 'enterprise-managed':
-      return {
-        'client-secret': auth.clientSecret,
-        'idp-client-secret': auth.idpClientSecret,
-        'id-token': 'value' in auth.idToken ? auth.idToken.value : undefined,
-      };
-  }
 }
 
 /**

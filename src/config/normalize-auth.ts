@@ -164,6 +164,18 @@ export function normalizeAuth(
 
 const WHOLE_VARIABLE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}$/;
 
+/** The secret values an `auth:` block holds, by its config key (`client-secret`, `token`, ...); a credential read from a file is not among them. */
+export function authSecretValues(auth: AppAuth): Record<(typeof SECRET_KEYS)[number], string | undefined> {
+  return {
+    'client-secret': auth.type === 'bearer' || auth.type === 'workload-identity' ? undefined : auth.clientSecret,
+    'private-key': auth.type === 'client-credentials' ? auth.privateKey : undefined,
+    token: auth.type === 'bearer' ? auth.token : undefined,
+    assertion: auth.type === 'workload-identity' && 'value' in auth.assertion ? auth.assertion.value : undefined,
+    'idp-client-secret': auth.type === 'enterprise-managed' ? auth.idpClientSecret : undefined,
+    'id-token': auth.type === 'enterprise-managed' && 'value' in auth.idToken ? auth.idToken.value : undefined,
+  };
+}
+
 /**
  * The secrets of `auth:` blocks (`client-secret`, `token`), each named by the
  * variable it was written as (`${NOTES_TOKEN}` → NOTES_TOKEN), or for a value
@@ -176,15 +188,7 @@ export function collectAuthSecrets(declarations: AppDeclaration[], apps: Record<
     const app = apps[declaration.name];
     const raw = declaration.raw.auth;
     if (!raw || !app || app.transport === 'stdio' || !app.auth) continue;
-    const auth = app.auth;
-    const values: Record<(typeof SECRET_KEYS)[number], string | undefined> = {
-      'client-secret': auth.type === 'bearer' || auth.type === 'workload-identity' ? undefined : auth.clientSecret,
-      'private-key': auth.type === 'client-credentials' ? auth.privateKey : undefined,
-      token: auth.type === 'bearer' ? auth.token : undefined,
-      assertion: auth.type === 'workload-identity' && 'value' in auth.assertion ? auth.assertion.value : undefined,
-      'idp-client-secret': auth.type === 'enterprise-managed' ? auth.idpClientSecret : undefined,
-      'id-token': auth.type === 'enterprise-managed' && 'value' in auth.idToken ? auth.idToken.value : undefined,
-    };
+    const values = authSecretValues(app.auth);
     for (const key of SECRET_KEYS) {
       const value = values[key];
       if (!value) continue;

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
+import { diagnosticsOf, RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
 import { showPath } from '../config/load.js';
 import type { RunnerConfig } from '../config/types.js';
 import { loadWorkflow } from '../workflow/load.js';
@@ -88,7 +88,7 @@ export async function loadWorkflowFiles(files: readonly string[], config: Runner
       loaded.push(await loadWorkflow(file, config, { env }));
     } catch (error) {
       if (!(error instanceof RunnerError)) throw error;
-      diagnostics.push(...(error.diagnostics.length > 0 ? error.diagnostics : [{ message: error.message, location: error.location, hint: error.hint }]));
+      diagnostics.push(...diagnosticsOf(error));
     }
   }
   throwOnDiagnostics('workflow', diagnostics);

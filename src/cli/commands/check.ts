@@ -3,10 +3,9 @@ import { auditWorkflows, type CheckedStep, type CheckReport } from '../../check/
 import type { AppSecretFlow, SecretFlows } from '../../check/secret-flows.js';
 import { showPath } from '../../config/load.js';
 import { formatDrift } from '../../lock/index.js';
-import { ExitCode, formatLocation, RunnerError, throwOnDiagnostics, type Diagnostic } from '../../errors.js';
+import { ExitCode, formatLocation } from '../../errors.js';
 import { maskSecretsDeep } from '../../secrets.js';
-import { loadWorkflow } from '../../workflow/load.js';
-import type { Workflow } from '../../workflow/types.js';
+import { loadWorkflowFiles } from '../../triggers/discover.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { openCommandContext } from '../context.js';
 
@@ -20,17 +19,7 @@ import { openCommandContext } from '../context.js';
 export async function checkCommand(files: string[], options: GlobalOptions & { json?: boolean }, io: CliIO): Promise<number> {
   const context = await openCommandContext(options, io);
   const { config } = context;
-  const workflows: Workflow[] = [];
-  const diagnostics: Diagnostic[] = [];
-  for (const file of files) {
-    try {
-      workflows.push(await loadWorkflow(resolve(io.cwd, file), config, { env: io.env }));
-    } catch (error) {
-      if (!(error instanceof RunnerError)) throw error;
-      diagnostics.push(...(error.diagnostics.length > 0 ? error.diagnostics : [{ message: error.message, location: error.location, hint: error.hint }]));
-    }
-  }
-  throwOnDiagnostics('workflow', diagnostics);
+  const workflows = await loadWorkflowFiles(files.map((file) => resolve(io.cwd, file)), config, io.env);
   let report: CheckReport;
   try {
     report = await auditWorkflows(config, workflows, context.apps());

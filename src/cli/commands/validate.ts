@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Composition } from '../../composition.js';
-import { ExitCode, formatDiagnostic, isWarning, RunnerError, type Diagnostic } from '../../errors.js';
+import { diagnosticsOf, ExitCode, formatDiagnostic, isWarning, RunnerError, type Diagnostic } from '../../errors.js';
 import { planRun } from '../../scheduler/plan.js';
 import { loadWorkflow } from '../../workflow/load.js';
 import type { Workflow } from '../../workflow/types.js';
@@ -137,11 +137,6 @@ function finish(results: FileResult[], configDiagnostics: readonly Diagnostic[],
     io.stderr(`${total.warnings} warning${total.warnings === 1 ? '' : 's'}; nothing stops a run (--strict makes warnings fail)\n`);
   }
   return ok ? ExitCode.succeeded : ExitCode.invalid;
-}
-
-/** The diagnostics of a RunnerError; an error without any becomes one. */
-function diagnosticsOf(error: RunnerError): Diagnostic[] {
-  return error.diagnostics.length > 0 ? error.diagnostics : [{ message: error.message, location: error.location, hint: error.hint }];
 }
 
 function byPosition(a: Diagnostic, b: Diagnostic): number {
