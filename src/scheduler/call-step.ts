@@ -145,9 +145,16 @@ export async function runCall(
       firstBudgetMs: Math.max(1, timeoutMs - reachMs),
       ...(step.idleTimeoutMs !== undefined && { idleTimeoutMs: step.idleTimeoutMs }),
     };
-    const outcome = await dispatchCall(job, env, callHooks(step, ctx, target, env, item, setStatus));
-    applyOutcome(target, outcome);
-    finish(target, outcome.status, outcome.error, env, step, item);
+    const hooks = callHooks(step, ctx, target, env, item, setStatus);
+    try {
+      const outcome = await dispatchCall(job, env, hooks);
+      applyOutcome(target, outcome);
+      finish(target, outcome.status, outcome.error, env, step, item);
+    } finally {
+      // A call that had its effect is settled in the journal together with its final record, never before it:
+      // a crash in between leaves the intent open (outcome unknown), not a settled call whose step looks unrun.
+      hooks.settleSucceeded();
+    }
   } catch (caught) {
     const record = failureRecord(caught, step.app, env.signal);
     finish(target, record.kind === 'cancelled' ? 'cancelled' : 'failed', record, env, step, item);
@@ -181,17 +188,25 @@ function callHooks(
   env: CallEnvironment,
   item: number | undefined,
   setStatus: (status: 'queued' | 'running') => void,
-): CallHooks {
+): CallHooks & { settleSucceeded(): void } {
   // The journal entry of the attempt in flight, when the tool has side effects.
   let token: string | undefined;
+  // The entry of an attempt that succeeded: settled by `settleSucceeded`, once the record says so.
+  let succeeded: string | undefined;
   return {
     ...(env.journal && {
       intent: (attempt: number) => (token = env.journal!.intent({ stepId: step.id, item, attempt, uses: step.uses })),
       settle: (outcome: 'succeeded' | 'failed') => {
-        if (token !== undefined) env.journal!.settle(token, outcome);
+        if (token === undefined) return;
+        if (outcome === 'succeeded') succeeded = token;
+        else env.journal!.settle(token, outcome);
         token = undefined;
       },
     }),
+    settleSucceeded: () => {
+      if (succeeded !== undefined) env.journal!.settle(succeeded, 'succeeded');
+      succeeded = undefined;
+    },
     onStatus: (status, attempt) => {
       target.attempts = attempt;
       setStatus(status);

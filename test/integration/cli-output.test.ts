@@ -43,7 +43,8 @@ const isAlive = (pid: number) => {
 describe('a reader that closes stdout early', () => {
   it('ends a one-shot command quietly: no EPIPE, no stack trace, exit 0', async () => {
     const { ws, workflow } = faultyWorkspace();
-    expect((await runCli(['--config', ws.config, 'run', workflow], { cwd: ws.dir })).code).toBe(0);
+    const run = await runCli(['--config', ws.config, 'run', workflow], { cwd: ws.dir });
+    expect(run.code, run.stderr).toBe(0);
 
     for (const args of [['runs'], ['runs', '--json'], ['--help'], ['tools', '--json']]) {
       const cli = spawnWithClosedOutput(['--config', ws.config, ...args], { cwd: ws.dir });

@@ -9,6 +9,7 @@ import type { RunnerConfig } from '../../src/config/types.js';
 import type { ApprovalRequest } from '../../src/scheduler/events.js';
 import { executeRun } from '../../src/scheduler/executor.js';
 import { Limits } from '../../src/scheduler/limits.js';
+import { assembleRecord, openRunStore } from '../../src/store/run-history.js';
 import { parseWorkflowText } from '../../src/workflow/load.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { memoryConfig } from '../helpers/memory-config.js';
@@ -136,6 +137,29 @@ describe('executeRun with an in-memory MCP server', () => {
     ]);
     expect(record.steps[0]!.error).toMatchObject({ kind: 'input', outcome: 'not-sent' });
     expect(record.status).toBe('failed');
+  });
+});
+
+describe('the call journal', () => {
+  it('settles a side-effecting call in the same write that records its step as succeeded', async () => {
+    const { config, apps, workflow, calls, limits } = setup('name: wf\nsteps:\n  - id: d\n    uses: mem.drop\n    with: { table: users }\n');
+    const store = openRunStore(config.artifacts);
+    // What the store held right after each write that settled a call: a crash at any later moment finds that.
+    const afterSettle: string[] = [];
+    const write = store.write.bind(store);
+    store.write = (changes, options) => {
+      write(changes, options);
+      for (const settled of changes.settled ?? []) {
+        const steps = assembleRecord(store.getRun(changes.runId)!).steps;
+        afterSettle.push(`${settled.outcome}: ${steps.map((step) => `${step.id} ${step.status}`).join(', ')}`);
+      }
+    };
+    const record = await executeRun({ workflow, config, apps, limits, inputs: {}, policy: { yes: true, allow: [] }, store });
+    await apps.closeAll();
+    store.close();
+    expect(record.status).toBe('succeeded');
+    expect(calls).toEqual(['drop users']);
+    expect(afterSettle).toEqual(['succeeded: d succeeded']);
   });
 });
 
