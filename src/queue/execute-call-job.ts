@@ -37,8 +37,11 @@ export interface CallHooks {
    * journal entry's id (the queue names the job after it).
    */
   intent?(attempt: number): string | void | Promise<string | void>;
-  /** The attempt whose intent was recorded ended. */
-  settle?(outcome: 'succeeded' | 'failed'): void;
+  /**
+   * The attempt whose intent was recorded ended: `retrying` when another attempt follows (it was safe to
+   * repeat), else it was the call's last, and its outcome goes into the step's record next.
+   */
+  settle?(outcome: 'succeeded' | 'failed', retrying?: boolean): void;
   /** Waiting for limits or a retry (`queued`), or the request went out (`running`). */
   onStatus?(status: 'queued' | 'running', attempt: number): void;
   onRetry?(attempt: number, delayMs: number, error: StepErrorRecord): void;
@@ -57,8 +60,8 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
   const { clock } = host;
   const outcome: CallOutcome = { status: 'failed', attempts: 0, error: null, history: [] };
   let journaled = false;
-  const settle = (result: 'succeeded' | 'failed') => {
-    if (journaled) hooks.settle?.(result);
+  const settle = (result: 'succeeded' | 'failed', retrying = false) => {
+    if (journaled) hooks.settle?.(result, retrying);
     journaled = false;
   };
   try {
@@ -98,7 +101,7 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
           const delayMs = computeBackoffMs(attempt, job.retry);
           hooks.onRetry?.(attempt, delayMs, record);
           hooks.onStatus?.('queued', attempt);
-          settle('failed');
+          settle('failed', true);
           await clock.sleep(delayMs, signal);
           continue;
         }

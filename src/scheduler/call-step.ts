@@ -151,9 +151,10 @@ export async function runCall(
       applyOutcome(target, outcome);
       finish(target, outcome.status, outcome.error, env, step, item);
     } finally {
-      // A call that had its effect is settled in the journal together with its final record, never before it:
-      // a crash in between leaves the intent open (outcome unknown), not a settled call whose step looks unrun.
-      hooks.settleSucceeded();
+      // A call's last attempt is settled in the journal together with the record of how the call ended, never
+      // before it: a crash in between leaves the intent open (outcome unknown), not a settled call whose step
+      // looks unrun and would be sent again on resume.
+      hooks.settleLast();
     }
   } catch (caught) {
     const record = failureRecord(caught, step.app, env.signal);
@@ -188,24 +189,25 @@ function callHooks(
   env: CallEnvironment,
   item: number | undefined,
   setStatus: (status: 'queued' | 'running') => void,
-): CallHooks & { settleSucceeded(): void } {
+): CallHooks & { settleLast(): void } {
   // The journal entry of the attempt in flight, when the tool has side effects.
   let token: string | undefined;
-  // The entry of an attempt that succeeded: settled by `settleSucceeded`, once the record says so.
-  let succeeded: string | undefined;
+  // The outcome of the call's last attempt: written by `settleLast`, once the record says how the call ended.
+  let last: { token: string; outcome: 'succeeded' | 'failed' } | undefined;
   return {
     ...(env.journal && {
       intent: (attempt: number) => (token = env.journal!.intent({ stepId: step.id, item, attempt, uses: step.uses })),
-      settle: (outcome: 'succeeded' | 'failed') => {
+      settle: (outcome: 'succeeded' | 'failed', retrying?: boolean) => {
         if (token === undefined) return;
-        if (outcome === 'succeeded') succeeded = token;
-        else env.journal!.settle(token, outcome);
+        // An attempt followed by another was safe to repeat: what the record says meanwhile does not matter.
+        if (retrying) env.journal!.settle(token, outcome);
+        else last = { token, outcome };
         token = undefined;
       },
     }),
-    settleSucceeded: () => {
-      if (succeeded !== undefined) env.journal!.settle(succeeded, 'succeeded');
-      succeeded = undefined;
+    settleLast: () => {
+      if (last) env.journal!.settle(last.token, last.outcome);
+      last = undefined;
     },
     onStatus: (status, attempt) => {
       target.attempts = attempt;

@@ -52,6 +52,7 @@ function createServer(calls: string[], clock?: FakeClock) {
     { inputSchema: schema({ table: { type: 'string' } }, ['table']), annotations: { destructiveHint: true, openWorldHint: false } },
     async ({ table }: { table: string }) => {
       calls.push(`drop ${table}`);
+      if (table === 'missing') return { content: [{ type: 'text', text: 'no such table' }], isError: true };
       return { content: [{ type: 'text', text: `dropped ${table}` }] };
     },
   );
@@ -141,10 +142,11 @@ describe('executeRun with an in-memory MCP server', () => {
 });
 
 describe('the call journal', () => {
-  it('settles a side-effecting call in the same write that records its step as succeeded', async () => {
-    const { config, apps, workflow, calls, limits } = setup('name: wf\nsteps:\n  - id: d\n    uses: mem.drop\n    with: { table: users }\n');
+  /** Runs one `mem.drop` step (side effects: journaled) and notes what the store held right after each write that settled a call. */
+  async function runJournaled(table: string) {
+    const { config, apps, workflow, calls, limits } = setup(`name: wf\nsteps:\n  - id: d\n    uses: mem.drop\n    with: { table: ${table} }\n`);
     const store = openRunStore(config.artifacts);
-    // What the store held right after each write that settled a call: a crash at any later moment finds that.
+    // A crash at any moment after such a write finds this in the store.
     const afterSettle: string[] = [];
     const write = store.write.bind(store);
     store.write = (changes, options) => {
@@ -157,9 +159,21 @@ describe('the call journal', () => {
     const record = await executeRun({ workflow, config, apps, limits, inputs: {}, policy: { yes: true, allow: [] }, store });
     await apps.closeAll();
     store.close();
+    return { record, calls, afterSettle };
+  }
+
+  it('settles a side-effecting call in the same write that records its step as succeeded', async () => {
+    const { record, calls, afterSettle } = await runJournaled('users');
     expect(record.status).toBe('succeeded');
     expect(calls).toEqual(['drop users']);
     expect(afterSettle).toEqual(['succeeded: d succeeded']);
+  });
+
+  it('settles a failed side-effecting call in the same write that records its step as failed', async () => {
+    const { record, calls, afterSettle } = await runJournaled('missing');
+    expect(record.steps[0]).toMatchObject({ status: 'failed', error: { kind: 'tool' } });
+    expect(calls).toEqual(['drop missing']);
+    expect(afterSettle).toEqual(['failed: d failed']);
   });
 });
 
