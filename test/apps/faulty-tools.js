@@ -121,6 +121,15 @@ function defineTools({ counterFile, stateDir }) {
         }, { once: true });
       }),
     },
+    gate: {
+      description: 'Answer once the file `path` exists (checked every 10 ms), or when the call is cancelled: a step that runs until a test lets it end.',
+      annotations: READ_ONLY,
+      input: object({ path: { type: 'string' } }, ['path']),
+      run: async ({ path }, ctx) => {
+        while (!existsSync(path)) await sleep(10, undefined, { signal: ctx.mcpReq.signal });
+        return text('open');
+      },
+    },
     slow: {
       description: 'Answer after `ms`; with `progressEveryMs`, send a progress notification that often.',
       annotations: READ_ONLY,

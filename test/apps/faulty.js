@@ -29,6 +29,7 @@
 //   crash {delayMs?, afterSideEffect?}        (appends `crash`), waits, exit(1): never answers
 //   crash_once {}                         I   first call creates <state>/crashed and exits; then {recovered: true}
 //   hang {}                            RO I   never answers; settles only when the client cancels
+//   gate {path}                        RO I   answers once the file `path` exists (a step a test ends when it wants)
 //   slow {ms, progressEveryMs?}        RO I   answers after ms; progress notifications on the call's token
 //   fail {message?}                    RO I   isError: true result
 //   rpc_error {code?}                  RO I   JSON-RPC error response (ProtocolError), default -32603

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, type Browser } from '../helpers/browser.js';
@@ -6,8 +7,8 @@ import { cliPath, createWorkspace, faultyApp } from '../helpers/workspace.js';
 
 // `runner ui --allow-actions` in Chromium: start a workflow from the runs
 // list, land on its page while it runs, and watch the page turn to succeeded
-// without a reload (server-sent events). The workflow's first step takes a
-// few seconds (the faulty app's `slow` tool), so the page sees it running.
+// without a reload (server-sent events). The workflow's first step runs
+// until the test has seen the page show it running (the faulty app's `gate`).
 
 let ui: ChildProcess | undefined;
 let browser: Browser | undefined;
@@ -37,9 +38,11 @@ function startUi(dir: string, config: string): Promise<string> {
 describe('runner ui in a browser', () => {
   it('starts a workflow from the list and follows its page from running to succeeded without a reload', async () => {
     const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`);
+    // The first step runs until the test has seen the page show it running.
+    const gate = join(ws.dir, 'gate-open');
     ws.write(
       'workflows/slow.yaml',
-      'name: slow\nsteps:\n  - id: wait\n    uses: faulty.slow\n    with: { ms: 4000 }\n  - id: after\n    uses: faulty.slow\n    needs: [wait]\n    with: { ms: 10 }\n',
+      `name: slow\nsteps:\n  - id: wait\n    uses: faulty.gate\n    with: { path: ${JSON.stringify(gate)} }\n  - id: after\n    uses: faulty.slow\n    needs: [wait]\n    with: { ms: 10 }\n`,
     );
     const url = await startUi(ws.dir, ws.config);
     browser = await launchChromium({ width: 1000, height: 1100 });
@@ -57,6 +60,7 @@ describe('runner ui in a browser', () => {
     expect(await page.locator('svg.graph a.node[data-step="wait"]').getAttribute('data-status')).toMatch(/^(queued|running|pending)$/);
     // Anything the page keeps across an update proves there was no reload.
     await page.evaluate(() => ((window as unknown as { marker: string }).marker = 'same page'));
+    writeFileSync(gate, '');
 
     await expect.poll(() => page.locator('#live').getAttribute('data-status'), { timeout: 30_000, interval: 200 }).toBe('succeeded');
     expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe('same page');
