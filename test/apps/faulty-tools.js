@@ -27,7 +27,19 @@ let inFlight = 0;
 
 const object = (properties = {}, required = []) => ({ type: 'object', properties, required, additionalProperties: false });
 const DELAY = { type: 'integer', minimum: 0, description: 'Milliseconds to wait first' };
+const GATE = { type: 'string', description: 'After the delay, wait until this file exists' };
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
+
+/**
+ * Waits `delayMs`, then until the file `gate` exists (checked every 10 ms): a call a test ends when it wants.
+ * Once through, it leaves `<gate>.passed`, so the test knows the call is answering. A cancel ends the wait.
+ */
+async function hold({ delayMs = 0, gate }, signal) {
+  if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+  if (!gate) return;
+  while (!existsSync(gate)) await sleep(10, undefined, { signal });
+  writeFileSync(`${gate}.passed`, '');
+}
 
 /**
  * The tool table: name → { description, annotations?, input (JSON Schema), run(args, ctx) }.
@@ -40,14 +52,14 @@ function defineTools({ counterFile, stateDir }) {
   };
   return {
     concurrent: {
-      description: 'Count calls in flight in this process: append `start <epoch ms> <in flight>` to the counter, wait `delayMs`.',
+      description: 'Count calls in flight in this process: append `start <epoch ms> <in flight>` to the counter, wait `delayMs` (and for `gate`).',
       annotations: READ_ONLY,
-      input: object({ delayMs: DELAY }),
-      run: async ({ delayMs = 50 }, ctx) => {
+      input: object({ delayMs: DELAY, gate: GATE }),
+      run: async ({ delayMs = 50, gate }, ctx) => {
         inFlight++;
         append(`start ${Date.now()} ${inFlight}`);
         try {
-          await sleep(delayMs, undefined, { signal: ctx.mcpReq.signal });
+          await hold({ delayMs, gate }, ctx.mcpReq.signal);
         } finally {
           inFlight--;
         }
@@ -77,12 +89,12 @@ function defineTools({ counterFile, stateDir }) {
       },
     },
     work: {
-      description: 'Append `label` to the counter file, wait `delayMs`, return the number of lines.',
+      description: 'Append `label` to the counter file, wait `delayMs` (and for `gate`), return the number of lines.',
       annotations: WRITES,
-      input: object({ delayMs: DELAY, label: { type: 'string' } }),
-      run: async ({ delayMs = 0, label = 'work' }, ctx) => {
+      input: object({ delayMs: DELAY, label: { type: 'string' }, gate: GATE }),
+      run: async ({ delayMs = 0, label = 'work', gate }, ctx) => {
         append(label);
-        if (delayMs > 0) await sleep(delayMs, undefined, { signal: ctx.mcpReq.signal });
+        await hold({ delayMs, gate }, ctx.mcpReq.signal);
         return jsonResult({ count: countLines(counterFile) });
       },
     },
@@ -122,11 +134,11 @@ function defineTools({ counterFile, stateDir }) {
       }),
     },
     gate: {
-      description: 'Answer once the file `path` exists (checked every 10 ms), or when the call is cancelled: a step that runs until a test lets it end.',
+      description: 'Answer once the file `path` exists (checked every 10 ms; then `<path>.passed` is left), or when the call is cancelled: a step that runs until a test lets it end.',
       annotations: READ_ONLY,
       input: object({ path: { type: 'string' } }, ['path']),
       run: async ({ path }, ctx) => {
-        while (!existsSync(path)) await sleep(10, undefined, { signal: ctx.mcpReq.signal });
+        await hold({ gate: path }, ctx.mcpReq.signal);
         return text('open');
       },
     },

@@ -25,11 +25,11 @@
 //   echo {text?, delayMs?}             RO I   text + structuredContent {text}; no I/O on this path
 //   big {bytes}                        RO I   one text block of `bytes` x characters (result size limits)
 //   bigImage {bytes}                   RO I   one image/png block of `bytes` deterministic bytes (byte i = (i*31+7)&255), base64
-//   work {delayMs?, label?}                   appends `label` to the counter, waits, → {count}
+//   work {delayMs?, label?, gate?}            appends `label` to the counter, waits (delayMs, then until file `gate` exists), → {count}
 //   crash {delayMs?, afterSideEffect?}        (appends `crash`), waits, exit(1): never answers
 //   crash_once {}                         I   first call creates <state>/crashed and exits; then {recovered: true}
 //   hang {}                            RO I   never answers; settles only when the client cancels
-//   gate {path}                        RO I   answers once the file `path` exists (a step a test ends when it wants)
+//   gate {path}                        RO I   answers once the file `path` exists, leaving `<path>.passed` (a step a test ends when it wants)
 //   slow {ms, progressEveryMs?}        RO I   answers after ms; progress notifications on the call's token
 //   fail {message?}                    RO I   isError: true result
 //   rpc_error {code?}                  RO I   JSON-RPC error response (ProtocolError), default -32603
@@ -38,7 +38,7 @@
 //   purge {label?}                     D      destructiveHint: true; appends `purge <label>` to the counter
 //   ask_name {}                        RO     form elicitation for {name} → `hello <name>` | declined | cancelled
 //   image {}                           RO I   image block + resource_link (faulty://files/report.txt) + PDF blob
-//   concurrent {delayMs?}              RO I   waits; appends `start <ms> <in-flight>` to the counter: the peak in flight, measured here
+//   concurrent {delayMs?, gate?}       RO I   waits (as work); appends `start <ms> <in-flight>` to the counter: the peak in flight, measured here
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';

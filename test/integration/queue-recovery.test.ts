@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
@@ -54,6 +54,15 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
+/** Where a gate file of the faulty app's `gate` and `work` tools goes: the call waits until it exists. */
+function gatePath(name: string): string {
+  return join(ws.dir, `${name}.gate`);
+}
+
+function openGate(path: string): void {
+  writeFileSync(path, '');
+}
+
 /** A config whose app `faulty` appends each side effect to `counter` (the same file from every folder). */
 function configFor(counter: string): string {
   const args = [faultyApp, '--counter', counter, '--pid-file', join(ws.dir, 'app-pids.txt')];
@@ -80,20 +89,24 @@ describe('queue mode recovery', () => {
     const counter = join(ws.dir, 'restart-counter.txt');
     ws.write('runner.config.yaml', configFor(counter));
     await startWorker(ws.dir, ws.config);
+    const [slowGate, readGate] = [gatePath('restart-slow'), gatePath('restart-read')];
     const workflow = ws.write(
       'restart.yaml',
       'name: restart\nsteps:\n' +
         '  - id: first\n    uses: faulty.work\n    with: { label: first }\n' +
-        '  - id: slow\n    needs: first\n    uses: faulty.work\n    with: { label: slow, delayMs: 3000 }\n' +
-        '  - id: read\n    needs: first\n    uses: faulty.echo\n    with: { text: read, delayMs: 3000 }\n' +
+        `  - id: slow\n    needs: first\n    uses: faulty.work\n    with: { label: slow, gate: ${JSON.stringify(slowGate)} }\n` +
+        `  - id: read\n    needs: first\n    uses: faulty.gate\n    with: { path: ${JSON.stringify(readGate)} }\n` +
         '  - id: last\n    needs: [slow, read]\n    uses: faulty.work\n    with: { label: last }\n',
     );
     const run = spawnCli(['--config', ws.config, 'run', workflow, '--json', '--queue', redis.url], ws.dir);
-    // `slow` reached the app (its side effect is written first): Redis goes away while it is in flight, for
-    // longer than the call takes, so the worker finishes it while Redis is down and reports it after the restart.
+    // `slow` reached the app (its side effect is written first) and waits for its gate. Redis goes away while
+    // it is in flight; the gates open while Redis is down, and Redis comes back once the app has let `slow`
+    // through, so the worker finishes the call while Redis is down and reports it after the restart.
     await waitFor(() => (linesOf(counter).includes('slow') ? true : undefined), 'the slow call to reach the app');
     await redis.stop('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    openGate(slowGate);
+    openGate(readGate);
+    await waitFor(() => (existsSync(`${slowGate}.passed`) ? true : undefined), 'the app to let the slow call through');
     redis = await startRedisServer({ dir: redis.dir, port: redis.port, args: PERSISTENT });
 
     const { code } = await run.exited;
@@ -126,12 +139,14 @@ describe('queue mode recovery', () => {
     const config = configFor(counter).replace('artifacts: artifacts', `artifacts: ${JSON.stringify(shared)}\nqueue: ${redis.url}`);
     first.write('runner.config.yaml', config);
     second.write('runner.config.yaml', config);
+    // `read` and `two` wait for one gate, opened once the coordinator is dead.
+    const gate = gatePath('handover');
     const workflow = first.write(
       'workflows/handover.yaml',
       'name: handover\nsteps:\n' +
         '  - id: one\n    uses: faulty.work\n    with: { label: one }\n' +
-        '  - id: read\n    needs: one\n    uses: faulty.echo\n    with: { text: read, delayMs: 6000 }\n' +
-        '  - id: two\n    needs: one\n    uses: faulty.work\n    with: { label: two, delayMs: 6000 }\n' +
+        `  - id: read\n    needs: one\n    uses: faulty.gate\n    with: { path: ${JSON.stringify(gate)} }\n` +
+        `  - id: two\n    needs: one\n    uses: faulty.work\n    with: { label: two, gate: ${JSON.stringify(gate)} }\n` +
         '  - id: three\n    needs: [read, two]\n    uses: faulty.work\n    with: { label: three }\n',
     );
     cpSync(join(first.dir, 'workflows'), join(second.dir, 'workflows'), { recursive: true });
@@ -147,6 +162,9 @@ describe('queue mode recovery', () => {
     );
     run.child.kill('SIGKILL');
     await run.exited;
+    // The worker finishes `two` now, with nobody waiting for it. Whether the resume below finds its job finished
+    // or still running does not matter here: recover-calls.test.ts covers both.
+    openGate(gate);
 
     const resumed = await runInProcess(['--config', second.config, 'resume', id, '--json'], { cwd: second.dir });
     expect(resumed.stderr).not.toMatch(/internal error/);
