@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { occurrenceJobId } from '../../src/triggers/handoff.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startServe, type Event, type Serve } from '../helpers/serve.js';
 import { faultyWorkspace } from '../helpers/faulty-workspace.js';
@@ -13,8 +14,11 @@ import { cliPath, type Workspace } from '../helpers/workspace.js';
 // BullMQ keeps one job per firing and one process takes it. The faulty app's `work` tool appends one
 // line per call to counter.txt, so side effects are counted too.
 
-/** Occurrences of the per-second schedule run while both serve processes are up: enough for both to take a share and to offer each one. */
-const BOTH_RUNNING_OCCURRENCES = 10;
+/** Occurrences of the per-second schedule both serve processes offer before one stops. */
+const BOTH_RUNNING_OCCURRENCES = 4;
+
+/** Occurrences the remaining serve process runs alone after the other stopped. */
+const ALONE_OCCURRENCES = 2;
 
 let redis: RedisServer;
 let worker: ChildProcess | undefined;
@@ -59,15 +63,21 @@ async function startTwoServes(ws: Workspace): Promise<Serve[]> {
   return serves;
 }
 
-/** How many adds of an existing job id BullMQ saw on a queue: offers of a firing another process had offered first. */
-async function duplicatedOffers(queue: string): Promise<number> {
+/** The job ids of the adds of an existing job id BullMQ saw on a queue: offers of a firing another process had offered first. */
+async function duplicatedOffers(queue: string): Promise<string[]> {
   const client = new Redis(redis.url);
   try {
     const entries = await client.xrange(`runner:${queue}:events`, '-', '+');
-    return entries.filter(([, fields]) => fields[0] === 'event' && fields[1] === 'duplicated').length;
+    return entries.filter(([, fields]) => fields[0] === 'event' && fields[1] === 'duplicated').map(([, fields]) => fields[fields.indexOf('jobId') + 1]!);
   } finally {
     client.disconnect();
   }
+}
+
+/** The first occurrence every serve process has armed, read from their `ready` events (ms). */
+function armedByAllFrom(serves: Serve[]): number {
+  const nexts = serves.map((serve) => serve.events.find((event) => event.type === 'ready')!.workflows[0].schedules[0].next as string);
+  return Math.max(...nexts.map((next) => Date.parse(next)));
 }
 
 beforeAll(async () => {
@@ -88,21 +98,29 @@ describe('queue mode triggers: two serve processes, one worker', () => {
     });
     await startWorker(ws);
     const serves = await startTwoServes(ws);
-    // For ten seconds both processes take a share of the occurrences (whichever BullMQ worker is free takes the next one).
-    const shared = () => finished(serves).length >= BOTH_RUNNING_OCCURRENCES && serves.every((serve) => finished([serve]).length > 0);
+    // Both processes offer every occurrence from the first one both have armed: the second offer of each finds
+    // the first one's job. Both also take a share of them (whichever BullMQ worker is free takes the next one).
+    const bothFrom = armedByAllFrom(serves);
+    const offeredByBoth = async () => {
+      const started = runs(serves).map((event: Event) => event.trigger.occurrence as string);
+      const seen = started.filter((occurrence) => Date.parse(occurrence.slice('tick@'.length)) >= bothFrom);
+      const duplicated = new Set(await duplicatedOffers('schedule.tick'));
+      return seen.length >= BOTH_RUNNING_OCCURRENCES && seen.every((occurrence) => duplicated.has(occurrenceJobId(occurrence)));
+    };
+    const shared = async () => (await offeredByBoth()) && serves.every((serve) => finished([serve]).length > 0);
     await expect.poll(shared, { timeout: (BOTH_RUNNING_OCCURRENCES + 30) * 1000, interval: 200 }).toBe(true);
     // A rolling restart: one process stops, the other goes on alone, and no occurrence falls between them
     // (an occurrence the stopping process had just taken is handed back to the other).
     const [first, second] = serves as [Serve, Serve];
     expect(await first.stop('SIGTERM')).toBe(0);
     const alone = finished([second]).length;
-    await expect.poll(() => finished([second]).length - alone, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(4);
+    await expect.poll(() => finished([second]).length - alone, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(ALONE_OCCURRENCES);
     expect(await second.stop('SIGTERM')).toBe(0);
     await stopWorker();
 
     const records = runRecords(ws.artifacts, 'tick');
     const occurrences = records.map((record) => record.trigger.occurrence as string).sort();
-    expect(occurrences.length).toBeGreaterThanOrEqual(BOTH_RUNNING_OCCURRENCES + 4);
+    expect(occurrences.length).toBeGreaterThanOrEqual(BOTH_RUNNING_OCCURRENCES + ALONE_OCCURRENCES);
     expect(new Set(occurrences).size).toBe(occurrences.length); // no occurrence ran twice
     expect(lines(ws.counter).sort()).toEqual(occurrences); // and each one's side effect happened once, on the worker
     // No gaps: consecutive seconds from the first to the last.
@@ -112,11 +130,13 @@ describe('queue mode triggers: two serve processes, one worker', () => {
     // The runs the two processes announced are the runs on disk: nothing was started and then lost.
     expect(runs(serves).map((event: Event) => event.trigger.occurrence).sort()).toEqual(occurrences);
     expect(skipped(serves)).toEqual([]);
-    // While both ran, both offered each occurrence: the second offer found the first one's job.
-    expect(await duplicatedOffers('schedule.tick')).toBeGreaterThanOrEqual(BOTH_RUNNING_OCCURRENCES / 2);
+    // A second offer is of an occurrence that ran, and there is at most one per occurrence (two processes offer it).
+    const duplicated = await duplicatedOffers('schedule.tick');
+    expect(new Set(duplicated).size).toBe(duplicated.length);
+    expect(duplicated.filter((id) => !occurrences.map(occurrenceJobId).includes(id))).toEqual([]);
     // Queue mode takes no lock files.
     expect(existsSync(join(ws.artifacts, '.runner', 'locks'))).toBe(false);
-  }, (BOTH_RUNNING_OCCURRENCES + 90) * 1000);
+  }, (BOTH_RUNNING_OCCURRENCES + 60) * 1000);
 
   it('a watched folder: each dropped file triggers exactly one run across both', async () => {
     const ws = faultyWorkspace({
@@ -134,7 +154,8 @@ describe('queue mode triggers: two serve processes, one worker', () => {
     }
     await expect.poll(() => finished(serves).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(names.length);
     // Both processes saw every file and offered it; BullMQ turned each second offer into nothing.
-    await expect.poll(() => duplicatedOffers('watch.drop'), { timeout: 15_000, interval: 200 }).toBe(names.length);
+    await expect.poll(async () => (await duplicatedOffers('watch.drop')).length, { timeout: 15_000, interval: 200 }).toBe(names.length);
+    expect(new Set(await duplicatedOffers('watch.drop')).size).toBe(names.length); // one second offer per file
     expect(await Promise.all(serves.map((serve) => serve.stop('SIGTERM')))).toEqual([0, 0]);
     await stopWorker();
 
