@@ -57,21 +57,26 @@ function nthId(n: number, suffix = 'aaaa'): string {
  */
 export function describeRunStoreContract(name: string, makeStore: () => StoreUnderTest): void {
   describe(`${name}: the RunStore contract`, () => {
-    const withStores = (use: (first: RunStore, second: RunStore, artifacts: string) => void | Promise<void>) => async () => {
+    // Opening a handle costs a connection (for Redis, a worker thread that loads its client): a test opens the
+    // second one only when it plays a second process.
+    // Opening a handle costs a connection (for Redis, a worker thread that loads its client): a test opens a
+    // second one only when it plays a second process.
+    const withHandles = (count: number, use: (handles: RunStore[], artifacts: string) => void | Promise<void>) => async () => {
       const target = makeStore();
-      const first = target.open();
-      const second = target.open();
+      const handles = Array.from({ length: count }, () => target.open());
       try {
-        await use(first, second, target.artifacts);
+        await use(handles, target.artifacts);
       } finally {
-        first.close();
-        second.close();
+        for (const handle of handles) handle.close();
       }
     };
+    const withStore = (use: (store: RunStore, artifacts: string) => void | Promise<void>) => withHandles(1, ([store], artifacts) => use(store!, artifacts));
+    const withStores = (use: (first: RunStore, second: RunStore, artifacts: string) => void | Promise<void>) =>
+      withHandles(2, ([first, second], artifacts) => use(first!, second!, artifacts));
 
     it(
       'creates, updates and finishes a run; refuses an id twice; the folder always comes from its own layout',
-      withStores((store, _, artifacts) => {
+      withStore((store, artifacts) => {
         const record = run('20260101-000000-000-aaaa', 'wf', 'running', [step('a'), step('b')]);
         save(store, record);
         expect(() => save(store, record)).toThrow(/already|UNIQUE/);
@@ -94,7 +99,7 @@ export function describeRunStoreContract(name: string, makeStore: () => StoreUnd
 
     it(
       'finds a run by id, unique prefix or `latest`, and says when a prefix is ambiguous or matches nothing',
-      withStores((store, _, artifacts) => {
+      withStore((store, artifacts) => {
         save(store, run('20260101-000000-000-aaaa'));
         save(store, run('20260101-000000-000-abbb'));
         expect(findRun(store, artifacts, '20260101-000000-000-ab').id).toBe('20260101-000000-000-abbb');
@@ -107,7 +112,7 @@ export function describeRunStoreContract(name: string, makeStore: () => StoreUnd
 
     it(
       'keeps steps and foreach items apart, and drops items past a shorter list',
-      withStores((store) => {
+      withStore((store) => {
         const record = run('20260101-000000-000-aaaa', 'wf', 'running', [step('a'), step('b')]);
         save(store, record);
         store.write({ runId: record.id, steps: [{ position: 1, record: step('b', 'running') }], items: [0, 1, 2, 10].map((i) => ({ stepId: 'b', record: item(i) })) });
@@ -211,7 +216,7 @@ export function describeRunStoreContract(name: string, makeStore: () => StoreUnd
 
     it(
       'prunes by age and count, never a run a live process executes, and forgets the workflow with its last run',
-      withStores(async (store) => {
+      withStore(async (store) => {
         for (let n = 0; n < 5; n++) save(store, run(nthId(n), 'wf', n === 0 ? 'running' : 'succeeded'), n === 0 ? { ...other, heartbeatMs: Date.parse('2026-01-02T00:00:00Z') } : owner);
         save(store, run(nthId(9), 'other'));
         const nowMs = Date.parse('2026-01-02T00:00:30Z');
@@ -227,7 +232,7 @@ export function describeRunStoreContract(name: string, makeStore: () => StoreUnd
 
     it(
       'finds the newest run of a workflow started by a file with a content hash',
-      withStores((store) => {
+      withStore((store) => {
         const hashed = (id: string, hash: string) => ({ ...run(id), trigger: { type: 'watch' as const, hash } });
         save(store, hashed('20260101-000000-000-aaaa', 'sha256:1'));
         save(store, hashed('20260101-000001-000-aaaa', 'sha256:1'));
