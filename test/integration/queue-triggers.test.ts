@@ -74,9 +74,10 @@ async function duplicatedOffers(queue: string): Promise<string[]> {
   }
 }
 
-/** The first occurrence every serve process has armed, read from their `ready` events (ms). */
+/** The first occurrence of the one schedule every serve process has armed, read from their `ready` events (ms). */
 function armedByAllFrom(serves: Serve[]): number {
-  const nexts = serves.map((serve) => serve.events.find((event) => event.type === 'ready')!.workflows[0].schedules[0].next as string);
+  const scheduled = (serve: Serve) => serve.events.find((event) => event.type === 'ready')!.workflows.find((workflow: Event) => workflow.schedules);
+  const nexts = serves.map((serve) => scheduled(serve).schedules[0].next as string);
   return Math.max(...nexts.map((next) => Date.parse(next)));
 }
 
@@ -91,78 +92,75 @@ afterAll(async () => {
 }, 30_000);
 
 describe('queue mode triggers: two serve processes, one worker', () => {
-  it('a six-field schedule: each occurrence runs exactly once across both, none is missed', async () => {
+  // One test for both kinds of trigger: starting a worker and two serve processes is most of its cost, and
+  // the files are dropped while the schedule runs. Each run's side effect is its own counter line: the
+  // occurrence (`tick@…`) for the schedule, the file's path for the watched folder.
+  it('a six-field schedule and a watched folder: each occurrence and each dropped file runs exactly once across both, none is missed', async () => {
     const ws = faultyWorkspace({
       'tick.yaml':
         'name: tick\non:\n  schedule:\n    - cron: "* * * * * *"\n      overlap: allow\nsteps:\n  - id: work\n    uses: faulty.work\n    with: { label: "${{ trigger.occurrence }}" }\n',
-    });
-    await startWorker(ws);
-    const serves = await startTwoServes(ws);
-    // Both processes offer every occurrence from the first one both have armed: the second offer of each finds
-    // the first one's job. Both also take a share of them (whichever BullMQ worker is free takes the next one).
-    const bothFrom = armedByAllFrom(serves);
-    const offeredByBoth = async () => {
-      const started = runs(serves).map((event: Event) => event.trigger.occurrence as string);
-      const seen = started.filter((occurrence) => Date.parse(occurrence.slice('tick@'.length)) >= bothFrom);
-      const duplicated = new Set(await duplicatedOffers('schedule.tick'));
-      return seen.length >= BOTH_RUNNING_OCCURRENCES && seen.every((occurrence) => duplicated.has(occurrenceJobId(occurrence)));
-    };
-    const shared = async () => (await offeredByBoth()) && serves.every((serve) => finished([serve]).length > 0);
-    await expect.poll(shared, { timeout: (BOTH_RUNNING_OCCURRENCES + 30) * 1000, interval: 200 }).toBe(true);
-    // A rolling restart: one process stops, the other goes on alone, and no occurrence falls between them
-    // (an occurrence the stopping process had just taken is handed back to the other).
-    const [first, second] = serves as [Serve, Serve];
-    expect(await first.stop('SIGTERM')).toBe(0);
-    const alone = finished([second]).length;
-    await expect.poll(() => finished([second]).length - alone, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(ALONE_OCCURRENCES);
-    expect(await second.stop('SIGTERM')).toBe(0);
-    await stopWorker();
-
-    const records = runRecords(ws.artifacts, 'tick');
-    const occurrences = records.map((record) => record.trigger.occurrence as string).sort();
-    expect(occurrences.length).toBeGreaterThanOrEqual(BOTH_RUNNING_OCCURRENCES + ALONE_OCCURRENCES);
-    expect(new Set(occurrences).size).toBe(occurrences.length); // no occurrence ran twice
-    expect(lines(ws.counter).sort()).toEqual(occurrences); // and each one's side effect happened once, on the worker
-    // No gaps: consecutive seconds from the first to the last.
-    const seconds = occurrences.map((id) => Date.parse(id.slice('tick@'.length)) / 1000);
-    expect(seconds.at(-1)! - seconds[0]! + 1).toBe(seconds.length);
-    expect(records.every((record) => record.status === 'succeeded' && record.trigger.type === 'schedule')).toBe(true);
-    // The runs the two processes announced are the runs on disk: nothing was started and then lost.
-    expect(runs(serves).map((event: Event) => event.trigger.occurrence).sort()).toEqual(occurrences);
-    expect(skipped(serves)).toEqual([]);
-    // A second offer is of an occurrence that ran, and there is at most one per occurrence (two processes offer it).
-    const duplicated = await duplicatedOffers('schedule.tick');
-    expect(new Set(duplicated).size).toBe(duplicated.length);
-    expect(duplicated.filter((id) => !occurrences.map(occurrenceJobId).includes(id))).toEqual([]);
-    // Queue mode takes no lock files.
-    expect(existsSync(join(ws.artifacts, '.runner', 'locks'))).toBe(false);
-  }, (BOTH_RUNNING_OCCURRENCES + 60) * 1000);
-
-  it('a watched folder: each dropped file triggers exactly one run across both', async () => {
-    const ws = faultyWorkspace({
       'drop.yaml': 'name: drop\non:\n  watch:\n    paths: ["inbox/*.txt"]\n    debounce: 100ms\nsteps:\n  - id: work\n    uses: faulty.work\n    with: { label: "${{ trigger.source }}" }\n',
     });
     const inbox = join(ws.dir, 'inbox');
     mkdirSync(inbox);
     await startWorker(ws);
     const serves = await startTwoServes(ws);
+    const of = (workflow: string, events: Event[]) => events.filter((event) => event.workflow === workflow);
+
     const names = Array.from({ length: 10 }, (_, index) => `f${index}.txt`);
     for (const name of names) {
       // Renamed into place, as a careful writer drops a file.
       writeFileSync(join(inbox, `${name}.part`), `content of ${name}\n`);
       renameSync(join(inbox, `${name}.part`), join(inbox, name));
     }
-    await expect.poll(() => finished(serves).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(names.length);
+    await expect.poll(() => of('drop', finished(serves)).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(names.length);
     // Both processes saw every file and offered it; BullMQ turned each second offer into nothing.
     await expect.poll(async () => (await duplicatedOffers('watch.drop')).length, { timeout: 15_000, interval: 200 }).toBe(names.length);
     expect(new Set(await duplicatedOffers('watch.drop')).size).toBe(names.length); // one second offer per file
-    expect(await Promise.all(serves.map((serve) => serve.stop('SIGTERM')))).toEqual([0, 0]);
+
+    // Both processes offer every occurrence from the first one both have armed: the second offer of each finds
+    // the first one's job. Both also take a share of them (whichever BullMQ worker is free takes the next one).
+    const bothFrom = armedByAllFrom(serves);
+    const offeredByBoth = async () => {
+      const started = of('tick', runs(serves)).map((event: Event) => event.trigger.occurrence as string);
+      const seen = started.filter((occurrence) => Date.parse(occurrence.slice('tick@'.length)) >= bothFrom);
+      const duplicated = new Set(await duplicatedOffers('schedule.tick'));
+      return seen.length >= BOTH_RUNNING_OCCURRENCES && seen.every((occurrence) => duplicated.has(occurrenceJobId(occurrence)));
+    };
+    const shared = async () => (await offeredByBoth()) && serves.every((serve) => of('tick', finished([serve])).length > 0);
+    await expect.poll(shared, { timeout: (BOTH_RUNNING_OCCURRENCES + 30) * 1000, interval: 200 }).toBe(true);
+    // A rolling restart: one process stops, the other goes on alone, and no occurrence falls between them
+    // (an occurrence the stopping process had just taken is handed back to the other).
+    const [first, second] = serves as [Serve, Serve];
+    expect(await first.stop('SIGTERM')).toBe(0);
+    const alone = of('tick', finished([second])).length;
+    await expect.poll(() => of('tick', finished([second])).length - alone, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(ALONE_OCCURRENCES);
+    expect(await second.stop('SIGTERM')).toBe(0);
     await stopWorker();
+
+    const sideEffects = lines(ws.counter);
+    const records = runRecords(ws.artifacts, 'tick');
+    const occurrences = records.map((record) => record.trigger.occurrence as string).sort();
+    expect(occurrences.length).toBeGreaterThanOrEqual(BOTH_RUNNING_OCCURRENCES + ALONE_OCCURRENCES);
+    expect(new Set(occurrences).size).toBe(occurrences.length); // no occurrence ran twice
+    expect(sideEffects.filter((line) => line.startsWith('tick@')).sort()).toEqual(occurrences); // and each one's side effect happened once, on the worker
+    // No gaps: consecutive seconds from the first to the last.
+    const seconds = occurrences.map((id) => Date.parse(id.slice('tick@'.length)) / 1000);
+    expect(seconds.at(-1)! - seconds[0]! + 1).toBe(seconds.length);
+    expect(records.every((record) => record.status === 'succeeded' && record.trigger.type === 'schedule')).toBe(true);
+    // The runs the two processes announced are the runs on disk: nothing was started and then lost.
+    expect(of('tick', runs(serves)).map((event: Event) => event.trigger.occurrence).sort()).toEqual(occurrences);
+    // A second offer is of an occurrence that ran, and there is at most one per occurrence (two processes offer it).
+    const duplicated = await duplicatedOffers('schedule.tick');
+    expect(new Set(duplicated).size).toBe(duplicated.length);
+    expect(duplicated.filter((id) => !occurrences.map(occurrenceJobId).includes(id))).toEqual([]);
 
     const sources = runRecords(ws.artifacts, 'drop').map((record) => record.trigger.source as string);
     expect(sources.sort()).toEqual(names.map((name) => join(inbox, name)).sort());
-    expect(lines(ws.counter).sort()).toEqual(sources);
-    // The content markers never had to turn a second process away: the queue did.
+    expect(sideEffects.filter((line) => !line.startsWith('tick@')).sort()).toEqual(sources);
+    // Neither the schedule's occurrence locks nor the files' content markers had to turn a second process away: the queue did.
     expect(skipped(serves)).toEqual([]);
-  }, 60_000);
+    // Queue mode takes no lock files.
+    expect(existsSync(join(ws.artifacts, '.runner', 'locks'))).toBe(false);
+  }, (BOTH_RUNNING_OCCURRENCES + 90) * 1000);
 });
