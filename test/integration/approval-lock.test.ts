@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startServe, type Event } from '../helpers/serve.js';
 import { shiftingWorkspace, type ShiftingTool } from '../helpers/shifting-workspace.js';
-import { runCli } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 // An approval answered after the tool it gates changed: serve must not send
 // the call, and must not keep the run to itself either, so that `runner
@@ -18,7 +18,7 @@ describe('an approved run whose tool changed while it waited', () => {
   it('is refused by the lock under serve with nothing sent, and runner resume continues it after runner lock --update', async () => {
     const ws = shiftingWorkspace([purge('Purges old entries')], 'policy: { headless-ask: wait }\n');
     ws.write('workflows/tick.yaml', 'name: tick\non:\n  schedule:\n    - cron: "* * * * * *"\nsteps:\n  - id: purge\n    uses: notes.purge\n');
-    expect((await runCli(['lock'], { cwd: ws.dir })).code).toBe(0);
+    expect((await runInProcess(['lock'], { cwd: ws.dir })).code).toBe(0);
 
     const serve = startServe(ws, ['cron']);
     const isWaiting = (event: Event) => event.type === 'run-finished' && event.status === 'waiting';
@@ -28,8 +28,8 @@ describe('an approved run whose tool changed while it waited', () => {
     // While it waits, the tool is redefined and the new definition accepted into the lock (from a fresh app process);
     // serve's own connection still lists the old one, which no longer fits the lock.
     ws.setTools([purge('Purges every entry, old or new')]);
-    expect((await runCli(['lock', '--update'], { cwd: ws.dir })).code).toBe(0);
-    expect((await runCli(['approve', runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
+    expect((await runInProcess(['lock', '--update'], { cwd: ws.dir })).code).toBe(0);
+    expect((await runInProcess(['approve', runId, 'purge'], { cwd: ws.dir })).code).toBe(0);
 
     const refusedIt = (event: Event) => event.type === 'run-refused' && event.runId === runId;
     await serve.until((events) => events.some(refusedIt), 'the continued run refused by the lock', 40_000);
@@ -37,7 +37,7 @@ describe('an approved run whose tool changed while it waited', () => {
     expect(ws.calls()).toEqual([]);
 
     // serve is still running, and no longer holds the run: resume takes it, with an app that lists what the lock says.
-    const resumed = await runCli(['resume', runId, '--json'], { cwd: ws.dir });
+    const resumed = await runInProcess(['resume', runId, '--json'], { cwd: ws.dir });
     expect(resumed.stderr).not.toContain('is still running');
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ id: runId, status: 'succeeded', steps: [{ id: 'purge', status: 'succeeded', approval: { decision: 'approved' } }] });

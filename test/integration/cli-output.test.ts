@@ -3,10 +3,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { runInProcess } from '../helpers/in-process.js';
 import { cliPath, createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
 
 // What the runner's own process prints: stdout that closes early (`runner runs | head -2`)
-// and stdout that must hold one JSON document under --json.
+// and stdout that must hold one JSON document under --json. Those need the real process and
+// its real stdout; what only makes a history or reads the progress text runs in this process.
 
 /** A workspace whose one app is the faulty fixture, launched with `appFlags`, and one workflow calling it. */
 function faultyWorkspace(appFlags: string[] = [], workflow = 'name: wf\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: hello }\n') {
@@ -43,7 +45,7 @@ const isAlive = (pid: number) => {
 describe('a reader that closes stdout early', () => {
   it('ends a one-shot command quietly: no EPIPE, no stack trace, exit 0', async () => {
     const { ws, workflow } = faultyWorkspace();
-    const run = await runCli(['--config', ws.config, 'run', workflow], { cwd: ws.dir });
+    const run = await runInProcess(['--config', ws.config, 'run', workflow], { cwd: ws.dir });
     expect(run.code, run.stderr).toBe(0);
 
     for (const args of [['runs'], ['runs', '--json'], ['--help'], ['tools', '--json']]) {
@@ -131,7 +133,7 @@ describe('progress without a terminal', () => {
         '',
       ].join('\n'),
     );
-    const { code, stderr } = await runCli(['--config', ws.config, 'run', workflow], { cwd: ws.dir });
+    const { code, stderr } = await runInProcess(['--config', ws.config, 'run', workflow], { cwd: ws.dir });
     expect(code).toBe(0);
     const lines = stderr.trimEnd().split('\n');
     const at = (line: string) => lines.indexOf(line);

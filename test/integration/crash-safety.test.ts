@@ -1,6 +1,8 @@
 // The call journal's promise, checked on the real CLI: SIGKILL the runner at a
 // seeded pseudo-random moment, `resume`, and every side effect has happened
 // exactly once, or its step says the outcome is unknown; never twice.
+// The killed run is a real process (SIGKILL is the point); `resume` and `runs` run in this process,
+// as nothing about them needs one and a spawned CLI costs a Node start each.
 //
 //   npm run test:crash     (60 random kill points; npm test runs 3)
 //   CRASH_SEED=<seed of a failed iteration> CRASH_ITERATIONS=1 ...   replays that iteration's
@@ -10,7 +12,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cliPath, createWorkspace, faultyApp, runCli, type CliResult } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { cliPath, createWorkspace, faultyApp, type CliResult } from '../helpers/workspace.js';
 
 const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 3);
 const SEED = Number(process.env.CRASH_SEED ?? 20_261_130);
@@ -77,16 +80,16 @@ function createCrashWorkspace(steps: string) {
     workflow,
     sideEffects: () => readLines(counter),
     appPids: () => readLines(pidFile).map(Number),
-    cli: (...args: string[]) => runCli(['--config', ws.config, ...args], { cwd: ws.dir }),
-    start: (...args: string[]) => startCli(['--config', ws.config, ...args], ws.dir),
+    cli: (args: string[], env: NodeJS.ProcessEnv = {}) => runInProcess(['--config', ws.config, ...args], { cwd: ws.dir, env }),
+    start: (args: string[], env: NodeJS.ProcessEnv = {}) => startCli(['--config', ws.config, ...args], ws.dir, env),
   };
 }
 
 type CrashWorkspace = ReturnType<typeof createCrashWorkspace>;
 
 /** Spawns the real CLI without waiting for it; `done` settles when it exits. */
-function startCli(args: string[], cwd: string): StartedCli {
-  const child = spawn(process.execPath, [cliPath, ...args], { cwd, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): StartedCli {
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let stdout = '';
   let stderr = '';
@@ -149,7 +152,7 @@ async function waitForAppsToExit(ws: CrashWorkspace): Promise<void> {
 async function measureRunTiming(): Promise<RunTiming> {
   const ws = createCrashWorkspace(chainWorkflow(createRandom(SEED)));
   const spawnedAt = Date.now();
-  const run = ws.start('run', ws.workflow, '--json');
+  const run = ws.start(['run', ws.workflow, '--json']);
   let firstEffectMs = -1;
   let exited = false;
   void run.done.then(() => (exited = true));
@@ -257,13 +260,13 @@ describe('crash safety: SIGKILL at any moment, then resume', () => {
       const ws = createCrashWorkspace(chainWorkflow(random));
       const kill = pickKillPoint(random, timing);
 
-      const run = ws.start('run', ws.workflow, '--json');
+      const run = ws.start(['run', ws.workflow, '--json']);
       await waitForKillPoint(ws, run, kill);
       run.child.kill('SIGKILL');
       const ran = await run.done;
       await waitForAppsToExit(ws);
 
-      const runs = parseJson<RunView[]>(await ws.cli('runs', '--json'), '`runs --json`');
+      const runs = parseJson<RunView[]>(await ws.cli(['runs', '--json']), '`runs --json`');
       let resumed: CliResult | null = null;
       let record: RunView | null = null;
       const violations: string[] = [];
@@ -274,17 +277,17 @@ describe('crash safety: SIGKILL at any moment, then resume', () => {
         const { id, status } = runs[0]!;
         if (ran.signal !== 'SIGKILL') note('after the runner exited');
         else if (status === 'succeeded') note('after the run succeeded');
-        resumed = await ws.cli('resume', id, '--json');
+        resumed = await ws.cli(['resume', id, '--json']);
         const refused = resumed.code === 2 && status === 'succeeded' && resumed.stderr.includes('already succeeded');
         if (!refused && resumed.code !== 0 && resumed.code !== 1) violations.push(`resume exited ${resumed.code}`);
-        record = parseJson<RunView>(await ws.cli('runs', 'show', id, '--json'), '`runs show --json`');
+        record = parseJson<RunView>(await ws.cli(['runs', 'show', id, '--json']), '`runs show --json`');
         violations.push(...findViolations(record, ws.sideEffects()));
         if (ran.signal === 'SIGKILL' && status !== 'succeeded') {
           const unknown = record.steps.find((step) => step.error?.outcome === 'unknown');
           const hadEffect = unknown && ws.sideEffects().includes(unknown.id);
           note(!unknown ? 'during the run, no call in flight' : `during a side-effecting call (unknown, ${hadEffect ? 'effect happened' : 'no effect'})`);
         }
-        const after = parseJson<RunView[]>(await ws.cli('runs', '--json'), '`runs --json`');
+        const after = parseJson<RunView[]>(await ws.cli(['runs', '--json']), '`runs --json`');
         if (after.length !== 1) violations.push(`the store holds ${after.length} runs after the resume`);
       }
 
@@ -304,21 +307,22 @@ describe('crash safety: SIGKILL at any moment, then resume', () => {
 
 describe('crash safety: deterministic cases', () => {
   it('a call cut off by SIGKILL is unknown on resume, and runs again only with --rerun-unknown', async () => {
-    const ws = createCrashWorkspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 3000 }\n');
-    const run = ws.start('run', ws.workflow, '--json');
+    // The call waits A_DELAY_MS after its side effect: long in the run that is killed, not at all when resumed.
+    const ws = createCrashWorkspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n');
+    const run = ws.start(['run', ws.workflow, '--json'], { A_DELAY_MS: '60000' });
     await waitFor('the side effect of a', () => ws.sideEffects().includes('a'));
     run.child.kill('SIGKILL');
     await run.done;
     await waitForAppsToExit(ws);
 
-    const [{ id }] = parseJson<RunView[]>(await ws.cli('runs', '--json'), '`runs --json`');
-    const kept = await ws.cli('resume', id, '--json');
+    const [{ id }] = parseJson<RunView[]>(await ws.cli(['runs', '--json']), '`runs --json`');
+    const kept = await ws.cli(['resume', id, '--json'], { A_DELAY_MS: '0' });
     expect(kept.code, kept.stderr).toBe(1);
     const keptRecord = parseJson<RunView>(kept, '`resume --json`');
     expect(keptRecord.steps[0]).toMatchObject({ status: 'failed', error: { outcome: 'unknown' } });
     expect(ws.sideEffects()).toEqual(['a']);
 
-    const rerun = await ws.cli('resume', id, '--rerun-unknown', '--json');
+    const rerun = await ws.cli(['resume', id, '--rerun-unknown', '--json'], { A_DELAY_MS: '0' });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(parseJson<RunView>(rerun, '`resume --rerun-unknown --json`').steps[0]!.status).toBe('succeeded');
     expect(ws.sideEffects()).toEqual(['a', 'a']);
@@ -327,12 +331,12 @@ describe('crash safety: deterministic cases', () => {
 
   it('refuses to resume a run that is still live in another process', async () => {
     const ws = createCrashWorkspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 20000 }\n');
-    const run = ws.start('run', ws.workflow, '--json');
+    const run = ws.start(['run', ws.workflow, '--json']);
     await waitFor('the side effect of a', () => ws.sideEffects().includes('a'));
 
-    const [{ id, status }] = parseJson<RunView[]>(await ws.cli('runs', '--json'), '`runs --json`');
+    const [{ id, status }] = parseJson<RunView[]>(await ws.cli(['runs', '--json']), '`runs --json`');
     expect(status).toBe('running');
-    const refused = await ws.cli('resume', id, '--json');
+    const refused = await ws.cli(['resume', id, '--json']);
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain('still running');
     expect(ws.sideEffects()).toEqual(['a']);

@@ -177,6 +177,7 @@ describe('write failures', () => {
     mkdirSync(ws.artifacts);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', ws.artifacts]);
     mounts.push(ws.artifacts);
+    const gate = join(ws.dir, 'open-b');
     const workflow = ws.write(
       'wf.yaml',
       [
@@ -185,10 +186,11 @@ describe('write failures', () => {
         '  - id: a',
         '    uses: faulty.work',
         '    with: { label: a }',
+        // b runs until the test opens its gate, after filling the disk: its outcome is then written to a full disk.
         '  - id: b',
-        '    uses: faulty.slow',
+        '    uses: faulty.gate',
         '    needs: [a]',
-        '    with: { ms: 1500 }',
+        `    with: { path: ${JSON.stringify(gate)} }`,
         '  - id: c',
         '    uses: faulty.work',
         '    needs: [b]',
@@ -207,6 +209,7 @@ describe('write failures', () => {
     } catch {
       // ENOSPC while filling is what we want
     }
+    writeFileSync(gate, '');
     const first = await running;
     expect(first.code).toBe(1);
     expect(first.stderr).toMatch(/no space left/i);
@@ -229,6 +232,7 @@ describe('runner watch after kill -9', () => {
     { claim: false, initial: true }, // the file is still in inbox/: --initial must not start it a second time
   ])('resumes the interrupted run on restart: no trigger lost, no side effect twice (%o)', async ({ claim, initial }) => {
     const ws = faultyWorkspace();
+    const gate = join(ws.dir, 'open-wait');
     ws.write(
       'workflows/drop.yaml',
       [
@@ -242,10 +246,11 @@ describe('runner watch after kill -9', () => {
         '  - id: first',
         '    uses: faulty.work',
         '    with: { label: first }',
+        // `wait` runs until the test opens its gate, after the kill: the run is surely cut off mid-step.
         '  - id: wait',
-        '    uses: faulty.slow',
+        '    uses: faulty.gate',
         '    needs: [first]',
-        '    with: { ms: 4000 }',
+        `    with: { path: ${JSON.stringify(gate)} }`,
         '  - id: last',
         '    uses: faulty.work',
         '    needs: [wait]',
@@ -262,6 +267,7 @@ describe('runner watch after kill -9', () => {
     expect(await stepStatus(ws, runId, 'wait')).toBe('running');
     await watch.stop('SIGKILL');
     expect(existsSync(join(ws.dir, claim ? 'processing' : 'inbox', 'order.txt'))).toBe(true);
+    writeFileSync(gate, '');
 
     const again = startServe(ws, initial ? ['watch', '--initial'] : ['watch']);
     await again.until((events) => events.some((event) => event.type === 'run-finished'), 'the resumed run to finish', 20_000);
@@ -282,23 +288,25 @@ describe('runner watch after kill -9', () => {
 describe('runner cron after kill -9', () => {
   it('resumes the interrupted occurrence on restart, and runs no occurrence twice', async () => {
     const ws = faultyWorkspace();
+    const gate = join(ws.dir, 'open-wait');
     ws.write(
       'workflows/tick.yaml',
       [
         'name: tick',
         'on:',
         '  schedule:',
-        '    - cron: "*/2 * * * * *"',
+        '    - cron: "* * * * * *"',
         '      overlap: skip',
         '      catch-up: none',
         'steps:',
         '  - id: first',
         '    uses: faulty.work',
         '    with: { label: "first ${{ trigger.occurrence }}" }',
+        // `wait` runs until the test opens its gate, after the kill: the occurrence is surely cut off mid-step.
         '  - id: wait',
-        '    uses: faulty.slow',
+        '    uses: faulty.gate',
         '    needs: [first]',
-        '    with: { ms: 3000 }',
+        `    with: { path: ${JSON.stringify(gate)} }`,
         '  - id: last',
         '    uses: faulty.work',
         '    needs: [wait]',
@@ -310,7 +318,9 @@ describe('runner cron after kill -9', () => {
     await cron.until((events) => events.some((event) => event.type === 'run-started'), 'the first occurrence to start', 20_000);
     const runId = cron.events.find((event) => event.type === 'run-started')!.runId;
     for (let i = 0; i < 200 && !(await stepStatus(ws, runId, 'wait')); i++) await sleep(50);
+    expect(await stepStatus(ws, runId, 'wait')).toBe('running');
     await cron.stop('SIGKILL');
+    writeFileSync(gate, '');
 
     const again = startServe(ws, ['cron']);
     await again.until((events) => events.some((event) => event.type === 'run-finished' && event.runId === runId), 'the interrupted run to finish', 20_000);

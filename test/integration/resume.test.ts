@@ -10,8 +10,8 @@ function workspace(steps: string) {
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter, '--state', join(ws.dir, 'state')])}\n`);
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
   const sideEffects = () => readFileSync(counter, 'utf8').split('\n').filter(Boolean);
-  const cli = async (...args: string[]) => {
-    const result = await runInProcess(['--config', ws.config, ...args], { cwd: ws.dir });
+  const cli = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const result = await runInProcess(['--config', ws.config, ...args], { cwd: ws.dir, env });
     return { ...result, record: result.stdout.startsWith('{') ? JSON.parse(result.stdout) : null };
   };
   return { ws, workflow, sideEffects, cli };
@@ -22,11 +22,11 @@ describe('runner resume', () => {
     const { workflow, sideEffects, cli } = workspace(
       '  - id: a\n    uses: faulty.work\n    with: { label: a }\n  - id: b\n    uses: faulty.crash_once\n    needs: [a]\n  - id: c\n    uses: faulty.echo\n    with: { text: "count=${{ steps.a.outputs.count }}" }\n    needs: [b]\n',
     );
-    const first = await cli('run', workflow, '--json');
+    const first = await cli(['run', workflow, '--json']);
     expect(first.code).toBe(1);
     expect(first.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'skipped']);
 
-    const resumed = await cli('resume', first.record.id.slice(0, 15), '--json');
+    const resumed = await cli(['resume', first.record.id.slice(0, 15), '--json']);
     expect(resumed.code).toBe(0);
     expect(resumed.record.id).toBe(first.record.id);
     expect(resumed.record.status).toBe('succeeded');
@@ -36,32 +36,37 @@ describe('runner resume', () => {
     expect(resumed.record.resumedAt).toHaveLength(1);
     expect(sideEffects()).toEqual(['a']);
 
-    const runs = await cli('runs', '--json');
+    const runs = await cli(['runs', '--json']);
     expect(JSON.parse(runs.stdout).map((run: { id: string; status: string }) => [run.id, run.status])).toEqual([[first.record.id, 'succeeded']]);
-    const again = await cli('resume', first.record.id);
+    const again = await cli(['resume', first.record.id]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already succeeded');
   });
 
   it('re-runs a step whose outcome is unknown only with --rerun-unknown', async () => {
     // The step's timeout also covers starting the app (cold in every one of these runs): leave room for that.
-    const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 10000 }\n    timeout: 4s\n');
-    const first = await cli('run', workflow, '--json');
+    // The call outlives it only in the first run (A_DELAY_MS): the run again with --rerun-unknown need not wait for another timeout.
+    const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n    timeout: 4s\n');
+    const first = await cli(['run', workflow, '--json'], { A_DELAY_MS: '10000' });
     expect(first.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
 
-    const kept = await cli('resume', first.record.id, '--json');
+    const kept = await cli(['resume', first.record.id, '--json'], { A_DELAY_MS: '0' });
     expect(kept.code).toBe(1);
     expect(kept.record.steps[0].error.message).toContain('--rerun-unknown');
     expect(sideEffects()).toEqual(['a']);
 
-    const rerun = await cli('resume', first.record.id, '--rerun-unknown', '--json');
-    expect(rerun.record.steps[0]).toMatchObject({ attempts: 1, error: { kind: 'timeout', outcome: 'unknown' } });
+    const rerun = await cli(['resume', first.record.id, '--rerun-unknown', '--json'], { A_DELAY_MS: '0' });
+    expect(rerun.code).toBe(0);
+    // Sent once more: the timed-out attempt, then the one that ran again.
+    expect(rerun.record.steps[0]).toMatchObject({ status: 'succeeded', error: null });
+    expect(rerun.record.steps[0].history).toHaveLength(2);
+    expect(rerun.record.steps[0].history[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
     expect(sideEffects()).toEqual(['a', 'a']);
   });
 
   it('exits 2 for a run id that does not exist', async () => {
     const { cli } = workspace('  - id: a\n    uses: faulty.echo\n');
-    const result = await cli('resume', '20990101');
+    const result = await cli(['resume', '20990101']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('no run `20990101`');
   });
