@@ -270,16 +270,22 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const earlier = resumed?.earlierItems.get(step.id) ?? [];
     const rerunUnknown = options.resume?.rerunUnknown ?? false;
     stepRecord.status = 'running';
-    stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index]! : pendingItem(index, earlier[index])));
+    const toRun: number[] = [];
+    stepRecord.items = items.map((_, index) => {
+      if (keepsItem(earlier[index], rerunUnknown)) return earlier[index]!;
+      toRun.push(index);
+      const queued = pendingItem(index, earlier[index]);
+      queued.status = 'queued';
+      return queued;
+    });
     emit({ type: 'step', run: record, stepId: step.id, status: 'running' });
     changed(step.id);
     for (const item of stepRecord.items) changed(step.id, item.index);
-    await Promise.all(
-      items.map((item, index) =>
-        keepsItem(earlier[index], rerunUnknown)
-          ? undefined
-          : runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
-      ),
+    // Every item to run is queued from the start (as its event says), but only as many are started as can hold a
+    // slot at once: thousands of calls started together would each keep their state alive while they wait.
+    for (const index of toRun) callEnv.emit({ type: 'step', stepId: step.id, status: 'queued', item: index });
+    await runBounded(toRun, foreachWidth(step, callEnv), (index) =>
+      runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item: items[index], index }, itemDir(stepDir, index), stepEnv, index),
     );
     const results = stepRecord.items;
     stepRecord.attempts = results.reduce((sum, entry) => sum + entry.attempts, 0);
@@ -400,6 +406,23 @@ async function writeReport(writer: ReportWriter, record: RunRecord, config: Runn
     if (onWarning) onWarning(message);
     else process.stderr.write(`warning: ${message}\n`);
   }
+}
+
+/** How many of a foreach step's items can be in flight at once: beyond that, started items would only wait for a slot. */
+function foreachWidth(step: Step, env: CallEnvironment): number {
+  if (step.app === BUILTIN_APP) return Number.POSITIVE_INFINITY; // built-in tools take no slots
+  // In queue mode the workers hold the process's and the app's limits; the coordinator holds the workflow's.
+  if (env.dispatch) return env.workflowQueue?.limit ?? Number.POSITIVE_INFINITY;
+  return env.limits.widthFor(env.workflowQueue, step.app);
+}
+
+/** Runs `task` for each of `indexes` in order, at most `width` at a time. */
+async function runBounded(indexes: number[], width: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < indexes.length) await task(indexes[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, indexes.length) }, worker));
 }
 
 function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal): RunRecord['status'] {

@@ -41,6 +41,15 @@ export class Limits {
     return workflowQueue ? workflowQueue.run(inApp) : inApp();
   }
 
+  /**
+   * How many of `app`'s calls can hold a slot in all three limits at once:
+   * more started together would only wait in a queue.
+   */
+  widthFor(workflowQueue: Slots | null, app: string): number {
+    const appLimit = this.config.apps[app]?.concurrency ?? Number.POSITIVE_INFINITY;
+    return Math.min(this.process.limit, workflowQueue?.limit ?? Number.POSITIVE_INFINITY, appLimit);
+  }
+
   private appQueue(name: string): PQueue | null {
     let queue = this.apps.get(name);
     if (queue === undefined) {
