@@ -26,7 +26,7 @@ import { formatMs } from '../config/durations.js';
 import { itemDir, runCall, type CallDispatcher, type CallEnvironment, type CallRecord } from './call-step.js';
 import type { PolicyOverrides, RunEvent } from './events.js';
 import { Limits } from './limits.js';
-import type { Slots } from './slots.js';
+import { Slots } from './slots.js';
 import { mergeRetry } from './retry.js';
 import { activeMsBefore, keepsItem, pendingItem, pendingRecord, resumeSteps, type ResumeOptions } from './resume.js';
 
@@ -199,6 +199,16 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   // report.html's renderer and layout library load while the apps start, not after the last step.
   const reportWriter = loadReportWriter();
 
+  // A call waiting for the limits keeps its whole state alive: of many ready steps, only as many start as can hold a slot.
+  const stepWidth = callWidth(callEnv);
+  const stepGate = Number.isFinite(stepWidth) ? new Slots(stepWidth) : null;
+  /** What runCall does first: the call waits for its turn (the limits, the app starting, a prompt). */
+  const markQueued = (stepId: string, target: CallRecord, item?: number) => {
+    target.status = 'queued';
+    callEnv.emit({ type: 'step', stepId, status: 'queued', item });
+    changed(stepId, item);
+  };
+
   const runStep = async (step: Step): Promise<void> => {
     const stepRecord = recordsById.get(step.id)!;
     const setStatus = (status: StepStatus, reason?: string, error: StepRecord['error'] = null) => {
@@ -240,7 +250,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const stepDir = join(dir, step.id);
     const stepEnv: CallEnvironment = step.retry ? { ...callEnv, retry: mergeRetry(callEnv.retry, step.retry) } : callEnv;
     if (step.foreach === undefined) {
-      await runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
+      const call = () => runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
+      if (stepGate && step.app !== BUILTIN_APP) {
+        // Queued from here, as runCall would mark it; it starts once one of the run's calls in flight ends.
+        markQueued(step.id, stepRecord as CallRecord);
+        await stepGate.run(call);
+      } else await call();
       if (stepRecord.status !== 'waiting') stepRecord.endedAt = iso(clock);
       refreshView(stepRecord);
       changed(step.id);
@@ -270,21 +285,19 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const earlier = resumed?.earlierItems.get(step.id) ?? [];
     const rerunUnknown = options.resume?.rerunUnknown ?? false;
     stepRecord.status = 'running';
-    const toRun: number[] = [];
-    stepRecord.items = items.map((_, index) => {
-      if (keepsItem(earlier[index], rerunUnknown)) return earlier[index]!;
-      toRun.push(index);
-      const queued = pendingItem(index, earlier[index]);
-      queued.status = 'queued';
-      return queued;
-    });
+    stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index]! : pendingItem(index, earlier[index])));
     emit({ type: 'step', run: record, stepId: step.id, status: 'running' });
     changed(step.id);
-    for (const item of stepRecord.items) changed(step.id, item.index);
-    // Every item to run is queued from the start (as its event says), but only as many are started as can hold a
-    // slot at once: thousands of calls started together would each keep their state alive while they wait.
-    for (const index of toRun) callEnv.emit({ type: 'step', stepId: step.id, status: 'queued', item: index });
-    await runBounded(toRun, foreachWidth(step, callEnv), (index) =>
+    // Every item to run is queued from the start, but only as many are started as can hold a slot at once:
+    // thousands of calls started together would each keep their state alive while they wait.
+    const toRun: number[] = [];
+    for (const item of stepRecord.items) {
+      if (item.status === 'pending') {
+        toRun.push(item.index);
+        markQueued(step.id, item as CallRecord, item.index);
+      } else changed(step.id, item.index);
+    }
+    await runBounded(toRun, callWidth(callEnv, step.app), (index) =>
       runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item: items[index], index }, itemDir(stepDir, index), stepEnv, index),
     );
     const results = stepRecord.items;
@@ -408,12 +421,15 @@ async function writeReport(writer: ReportWriter, record: RunRecord, config: Runn
   }
 }
 
-/** How many of a foreach step's items can be in flight at once: beyond that, started items would only wait for a slot. */
-function foreachWidth(step: Step, env: CallEnvironment): number {
-  if (step.app === BUILTIN_APP) return Number.POSITIVE_INFINITY; // built-in tools take no slots
+/**
+ * How many calls (of `app`, or of any app) can be in flight at once: more
+ * started together would only wait for a slot.
+ */
+function callWidth(env: CallEnvironment, app?: string): number {
+  if (app === BUILTIN_APP) return Number.POSITIVE_INFINITY; // built-in tools take no slots
   // In queue mode the workers hold the process's and the app's limits; the coordinator holds the workflow's.
   if (env.dispatch) return env.workflowQueue?.limit ?? Number.POSITIVE_INFINITY;
-  return env.limits.widthFor(env.workflowQueue, step.app);
+  return env.limits.widthFor(env.workflowQueue, app);
 }
 
 /** Runs `task` for each of `indexes` in order, at most `width` at a time. */

@@ -42,11 +42,11 @@ export class Limits {
   }
 
   /**
-   * How many of `app`'s calls can hold a slot in all three limits at once:
-   * more started together would only wait in a queue.
+   * How many calls can hold a slot in all three limits at once (of `app`; of
+   * any app when none is named): more started together would only wait.
    */
-  widthFor(workflowQueue: Slots | null, app: string): number {
-    const appLimit = this.config.apps[app]?.concurrency ?? Number.POSITIVE_INFINITY;
+  widthFor(workflowQueue: Slots | null, app?: string): number {
+    const appLimit = (app === undefined ? undefined : this.config.apps[app]?.concurrency) ?? Number.POSITIVE_INFINITY;
     return Math.min(this.process.limit, workflowQueue?.limit ?? Number.POSITIVE_INFINITY, appLimit);
   }
 
