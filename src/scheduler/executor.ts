@@ -186,12 +186,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     runId: id,
     workflowName: workflow.name,
   };
-  const baseContext: Omit<ExpressionContext, 'steps'> = {
+  // One context for every step (nothing writes to it; `steps` is the live views): only a status function gets its own.
+  const runContext: ExpressionContext = {
     inputs: options.inputs,
     env: options.env ?? process.env,
     run: { id, dir, artifacts: config.artifacts },
     workflow: { name: workflow.name },
     trigger: record.trigger,
+    steps: views,
   };
 
   // Connect every app this workflow uses, in parallel, while the first steps get ready.
@@ -227,13 +229,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     // A step whose failure or denial is tolerated (continue-on-error) does not hold back what needs it.
     const tolerated = (need: StepRecord) => (need.status === 'failed' || need.status === 'denied') && stepsById.get(need.id)!.continueOnError;
     const blocking = needs.filter((need) => !(need.status === 'succeeded' || tolerated(need)));
-    const context: ExpressionContext = { ...baseContext, steps: views };
+    let context = runContext;
     if (step.if !== undefined && usesStatusFunction(step.if)) {
-      context.job = {
+      const job = {
         success: blocking.length === 0,
         failure: needs.some((need) => need.status === 'failed' || need.status === 'denied'),
         cancelled: controller.signal.aborted,
       };
+      context = { ...runContext, job };
     } else if (blocking.length > 0) {
       return setStatus('skipped', `needs ${blocking.map((need) => `${need.id} (${need.status})`).join(', ')}`);
     }
