@@ -128,11 +128,11 @@ export async function runCall(
     if (allowed === 'wait') return waitForApproval(target, env, step, item);
     if (!allowed) return finish(target, 'denied', { kind: 'policy', message: deniedMessage(stepRecord), outcome: 'not-sent' }, env, step, item);
 
+    // Optional keys assigned, not spread in: a spread of `cond && { key }` costs every call an object and a copy.
     const job: CallJob = {
       runId: env.runId ?? '',
       workflow: env.workflowName ?? '',
       stepId: step.id,
-      ...(item !== undefined && { item }),
       uses: step.uses,
       app: step.app,
       tool: step.tool,
@@ -143,8 +143,9 @@ export async function runCall(
       retry: env.retry,
       timeoutMs,
       firstBudgetMs: Math.max(1, timeoutMs - reachMs),
-      ...(step.idleTimeoutMs !== undefined && { idleTimeoutMs: step.idleTimeoutMs }),
     };
+    if (item !== undefined) job.item = item;
+    if (step.idleTimeoutMs !== undefined) job.idleTimeoutMs = step.idleTimeoutMs;
     const hooks = callHooks(step, ctx, target, env, item, setStatus);
     try {
       const outcome = await dispatchCall(job, env, hooks);
@@ -170,15 +171,25 @@ function dispatchCall(job: CallJob, env: CallEnvironment, hooks: CallHooks): Pro
     const send = () => dispatch(job, env.signal, hooks);
     return env.workflowQueue ? env.workflowQueue.run(send) : send();
   }
-  const host: CallHost = {
-    apps: env.apps,
-    limits: env.limits,
-    workflowQueue: env.workflowQueue,
-    clock: env.clock,
-    secretValues: env.config.secretValues,
-    writeBehind: env.writeBehind,
-  };
-  return executeCallJob(job, host, env.signal, hooks);
+  return executeCallJob(job, hostOf(env), env.signal, hooks);
+}
+
+/** The call host of a run's environment: made once per environment, not per call. */
+const hosts = new WeakMap<CallEnvironment, CallHost>();
+function hostOf(env: CallEnvironment): CallHost {
+  let host = hosts.get(env);
+  if (!host) {
+    host = {
+      apps: env.apps,
+      limits: env.limits,
+      workflowQueue: env.workflowQueue,
+      clock: env.clock,
+      secretValues: env.config.secretValues,
+      writeBehind: env.writeBehind,
+    };
+    hosts.set(env, host);
+  }
+  return host;
 }
 
 /** The hooks through which a call's journal, events and questions reach the run. */
@@ -194,17 +205,7 @@ function callHooks(
   let token: string | undefined;
   // The outcome of the call's last attempt: written by `settleLast`, once the record says how the call ended.
   let last: { token: string; outcome: 'succeeded' | 'failed' } | undefined;
-  return {
-    ...(env.journal && {
-      intent: (attempt: number) => (token = env.journal!.intent({ stepId: step.id, item, attempt, uses: step.uses })),
-      settle: (outcome: 'succeeded' | 'failed', retrying?: boolean) => {
-        if (token === undefined) return;
-        // An attempt followed by another was safe to repeat: what the record says meanwhile does not matter.
-        if (retrying) env.journal!.settle(token, outcome);
-        else last = { token, outcome };
-        token = undefined;
-      },
-    }),
+  const hooks: CallHooks & { settleLast(): void } = {
     settleLast: () => {
       if (last) env.journal!.settle(last.token, last.outcome);
       last = undefined;
@@ -220,6 +221,18 @@ function callHooks(
     onProgress: (progress) => env.emit({ type: 'progress', stepId: step.id, item, progress: progress.progress, total: progress.total, message: progress.message }),
     elicit: (asked) => createElicitationHandler(step, ctx, env.policy.prompter, env.signal, asked, item),
   };
+  const journal = env.journal;
+  if (journal) {
+    hooks.intent = (attempt: number) => (token = journal.intent({ stepId: step.id, item, attempt, uses: step.uses }));
+    hooks.settle = (outcome: 'succeeded' | 'failed', retrying?: boolean) => {
+      if (token === undefined) return;
+      // An attempt followed by another was safe to repeat: what the record says meanwhile does not matter.
+      if (retrying) journal.settle(token, outcome);
+      else last = { token, outcome };
+      token = undefined;
+    };
+  }
+  return hooks;
 }
 
 /** Copies what the call gave into its record; the history is appended to (a resumed call keeps its earlier attempts). */

@@ -26,7 +26,7 @@ import { formatMs } from '../config/durations.js';
 import { itemDir, runCall, type CallDispatcher, type CallEnvironment, type CallRecord } from './call-step.js';
 import type { PolicyOverrides, RunEvent } from './events.js';
 import { Limits } from './limits.js';
-import type { Slots } from './slots.js';
+import { Slots } from './slots.js';
 import { mergeRetry } from './retry.js';
 import { activeMsBefore, keepsItem, pendingItem, pendingRecord, resumeSteps, type ResumeOptions } from './resume.js';
 
@@ -186,18 +186,30 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     runId: id,
     workflowName: workflow.name,
   };
-  const baseContext: Omit<ExpressionContext, 'steps'> = {
+  // One context for every step (nothing writes to it; `steps` is the live views): only a status function gets its own.
+  const runContext: ExpressionContext = {
     inputs: options.inputs,
     env: options.env ?? process.env,
     run: { id, dir, artifacts: config.artifacts },
     workflow: { name: workflow.name },
     trigger: record.trigger,
+    steps: views,
   };
 
   // Connect every app this workflow uses, in parallel, while the first steps get ready.
   void apps.warm(appsCalledBy(workflow.steps), controller.signal);
   // report.html's renderer and layout library load while the apps start, not after the last step.
   const reportWriter = loadReportWriter();
+
+  // A call waiting for the limits keeps its whole state alive: of many ready steps, only as many start as can hold a slot.
+  const stepWidth = callWidth(callEnv);
+  const stepGate = Number.isFinite(stepWidth) ? new Slots(stepWidth) : null;
+  /** What runCall does first: the call waits for its turn (the limits, the app starting, a prompt). */
+  const markQueued = (stepId: string, target: CallRecord, item?: number) => {
+    target.status = 'queued';
+    callEnv.emit({ type: 'step', stepId, status: 'queued', item });
+    changed(stepId, item);
+  };
 
   const runStep = async (step: Step): Promise<void> => {
     const stepRecord = recordsById.get(step.id)!;
@@ -217,13 +229,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     // A step whose failure or denial is tolerated (continue-on-error) does not hold back what needs it.
     const tolerated = (need: StepRecord) => (need.status === 'failed' || need.status === 'denied') && stepsById.get(need.id)!.continueOnError;
     const blocking = needs.filter((need) => !(need.status === 'succeeded' || tolerated(need)));
-    const context: ExpressionContext = { ...baseContext, steps: views };
+    let context = runContext;
     if (step.if !== undefined && usesStatusFunction(step.if)) {
-      context.job = {
+      const job = {
         success: blocking.length === 0,
         failure: needs.some((need) => need.status === 'failed' || need.status === 'denied'),
         cancelled: controller.signal.aborted,
       };
+      context = { ...runContext, job };
     } else if (blocking.length > 0) {
       return setStatus('skipped', `needs ${blocking.map((need) => `${need.id} (${need.status})`).join(', ')}`);
     }
@@ -240,7 +253,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const stepDir = join(dir, step.id);
     const stepEnv: CallEnvironment = step.retry ? { ...callEnv, retry: mergeRetry(callEnv.retry, step.retry) } : callEnv;
     if (step.foreach === undefined) {
-      await runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
+      const call = () => runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
+      if (stepGate && step.app !== BUILTIN_APP) {
+        // Queued from here, as runCall would mark it; it starts once one of the run's calls in flight ends.
+        markQueued(step.id, stepRecord as CallRecord);
+        await stepGate.run(call);
+      } else await call();
       if (stepRecord.status !== 'waiting') stepRecord.endedAt = iso(clock);
       refreshView(stepRecord);
       changed(step.id);
@@ -273,13 +291,17 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index]! : pendingItem(index, earlier[index])));
     emit({ type: 'step', run: record, stepId: step.id, status: 'running' });
     changed(step.id);
-    for (const item of stepRecord.items) changed(step.id, item.index);
-    await Promise.all(
-      items.map((item, index) =>
-        keepsItem(earlier[index], rerunUnknown)
-          ? undefined
-          : runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
-      ),
+    // Every item to run is queued from the start, but only as many are started as can hold a slot at once:
+    // thousands of calls started together would each keep their state alive while they wait.
+    const toRun: number[] = [];
+    for (const item of stepRecord.items) {
+      if (item.status === 'pending') {
+        toRun.push(item.index);
+        markQueued(step.id, item as CallRecord, item.index);
+      } else changed(step.id, item.index);
+    }
+    await runBounded(toRun, callWidth(callEnv, step.app), (index) =>
+      runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item: items[index], index }, itemDir(stepDir, index), stepEnv, index),
     );
     const results = stepRecord.items;
     stepRecord.attempts = results.reduce((sum, entry) => sum + entry.attempts, 0);
@@ -400,6 +422,26 @@ async function writeReport(writer: ReportWriter, record: RunRecord, config: Runn
     if (onWarning) onWarning(message);
     else process.stderr.write(`warning: ${message}\n`);
   }
+}
+
+/**
+ * How many calls (of `app`, or of any app) can be in flight at once: more
+ * started together would only wait for a slot.
+ */
+function callWidth(env: CallEnvironment, app?: string): number {
+  if (app === BUILTIN_APP) return Number.POSITIVE_INFINITY; // built-in tools take no slots
+  // In queue mode the workers hold the process's and the app's limits; the coordinator holds the workflow's.
+  if (env.dispatch) return env.workflowQueue?.limit ?? Number.POSITIVE_INFINITY;
+  return env.limits.widthFor(env.workflowQueue, app);
+}
+
+/** Runs `task` for each of `indexes` in order, at most `width` at a time. */
+async function runBounded(indexes: number[], width: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < indexes.length) await task(indexes[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, indexes.length) }, worker));
 }
 
 function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal): RunRecord['status'] {

@@ -41,6 +41,15 @@ export class Limits {
     return workflowQueue ? workflowQueue.run(inApp) : inApp();
   }
 
+  /**
+   * How many calls can hold a slot in all three limits at once (of `app`; of
+   * any app when none is named): more started together would only wait.
+   */
+  widthFor(workflowQueue: Slots | null, app?: string): number {
+    const appLimit = (app === undefined ? undefined : this.config.apps[app]?.concurrency) ?? Number.POSITIVE_INFINITY;
+    return Math.min(this.process.limit, workflowQueue?.limit ?? Number.POSITIVE_INFINITY, appLimit);
+  }
+
   private appQueue(name: string): PQueue | null {
     let queue = this.apps.get(name);
     if (queue === undefined) {

@@ -11,7 +11,7 @@ export class Slots {
   private waiting: (() => void)[] = [];
   private head = 0;
 
-  constructor(private readonly limit: number) {}
+  constructor(readonly limit: number) {}
 
   /** Runs `task` holding one slot; resolves or rejects as it does. */
   run<T>(task: () => Promise<T>): Promise<T> {
