@@ -10,10 +10,8 @@ import type { PolicyOverrides, RunEvent } from './scheduler/events.js';
 import { currentOwner } from './store/run-owner.js';
 import type { RunStore, StoredRun } from './store/run-store.js';
 import { answerCommands } from './scheduler/approval.js';
-import { expireApprovals } from './scheduler/answer-approval.js';
 import { matchesGlob } from './scheduler/policy.js';
 import { RunnerError, type Diagnostic } from './errors.js';
-import { assertNoLockDrift, createToolCheck, driftWarning } from './lock/index.js';
 import { readInputsFile, readValueFiles, resolveInputs } from './workflow/inputs.js';
 import { loadWorkflow } from './workflow/load.js';
 import type { Workflow } from './workflow/types.js';
@@ -53,18 +51,21 @@ export async function loadRun(options: RunnerContext & { workflowPath: string; i
 }
 
 /**
- * The engine and the run store (a third of the modules a run loads, SQLite's
- * among them), imported once a run has started its apps: they load while the
- * apps start, which a short run otherwise waits for with nothing to do.
+ * The engine, the run store (SQLite's among them) and the lock check: over
+ * half the modules a run loads, imported once a run has started its apps.
+ * They load while the apps start, which a short run otherwise waits for with
+ * nothing to do.
  */
 async function loadEngine() {
-  const [{ executeRun }, { Limits }, { findRun, openRunStore }, { takeOverRun }] = await Promise.all([
+  const [{ executeRun }, { Limits }, { findRun, openRunStore }, { takeOverRun }, { expireApprovals }, { assertNoLockDrift, createToolCheck, driftWarning }] = await Promise.all([
     import('./scheduler/executor.js'),
     import('./scheduler/limits.js'),
     import('./store/run-history.js'),
     import('./store/take-over.js'),
+    import('./scheduler/answer-approval.js'),
+    import('./lock/index.js'),
   ]);
-  return { executeRun, Limits, findRun, openRunStore, takeOverRun };
+  return { executeRun, Limits, findRun, openRunStore, takeOverRun, expireApprovals, assertNoLockDrift, createToolCheck, driftWarning };
 }
 
 type Engine = Awaited<ReturnType<typeof loadEngine>>;
@@ -91,10 +92,10 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   try {
     try {
       // With a runner.lock, every app the run uses is connected and its tools compared before the first call.
-      const lock = await assertNoLockDrift({ config, workflows: [workflow], apps, signal: options.signal });
-      options.onLoaded?.({ config, workflow, warnings: lock?.drifts.map(driftWarning) });
+      const lock = await engine.assertNoLockDrift({ config, workflows: [workflow], apps, signal: options.signal });
+      options.onLoaded?.({ config, workflow, warnings: lock?.drifts.map(engine.driftWarning) });
       return await engine.executeRun({
-        checkTool: lock && createToolCheck(lock.lock),
+        checkTool: lock && engine.createToolCheck(lock.lock),
         workflow,
         config,
         apps,
@@ -164,11 +165,12 @@ export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
  */
 async function loadResume(options: RunnerContext, id: string, clock: Clock, policy: PolicyOverrides) {
   const config = await loadConfig({ configPath: options.configPath, cwd: options.cwd, env: options.env });
-  const { findRun, openRunStore, takeOverRun } = await loadEngine();
+  const engine = await loadEngine();
+  const { findRun, openRunStore, takeOverRun } = engine;
   const store = openRunStore(config, clock.now());
   try {
     let stored = findRun(store, config.artifacts, id);
-    if (stored.run.status === 'waiting') stored = checkAnswered(store, config, stored, clock.now(), policy, findRun);
+    if (stored.run.status === 'waiting') stored = checkAnswered(store, config, stored, clock.now(), policy, engine);
     const { run } = stored;
     if (run.status === 'succeeded') {
       throw new RunnerError('usage', `run ${run.id} already succeeded; there is nothing to resume`, { hint: 'start a new run with `runner run`' });
@@ -203,7 +205,7 @@ function checkAnswered(
   stored: StoredRun & { id: string },
   nowMs: number,
   policy: PolicyOverrides,
-  findRun: Engine['findRun'],
+  { expireApprovals, findRun }: Pick<Engine, 'expireApprovals' | 'findRun'>,
 ): StoredRun & { id: string } {
   if (expireApprovals(store, stored.id, nowMs).length > 0) stored = findRun(store, config.artifacts, stored.id);
   const waiting = stored.steps.map((step) => step.record).filter((step) => step.status === 'waiting');

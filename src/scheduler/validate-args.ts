@@ -1,5 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import type { Tool } from '@modelcontextprotocol/client';
 import { hintFor, suggestClosest } from '../config/schema-diagnostics.js';
 
@@ -7,9 +7,21 @@ import { hintFor, suggestClosest } from '../config/schema-diagnostics.js';
 // meta-schema costs start-up time on every run and would only turn its typos into our errors.
 // verbose: errors carry the value and the schema they are about, for messages that name both.
 const options = { allErrors: true, strict: false, validateFormats: false, validateSchema: false, verbose: true } as const;
-const draft07 = new Ajv(options);
-const draft2020 = new Ajv2020(options);
 const validators = new WeakMap<object, ValidateFunction | null>();
+// Arguments that a simple schema accepts are judged without ajv (see acceptsSimply); a one-step
+// run then neither loads ajv (about 100 CommonJS files) nor compiles the tool's schema on its way
+// to the call. Everything else, and every message, still comes from ajv, loaded on first need.
+const require = createRequire(import.meta.url);
+let instances: { draft07: AjvInstance; draft2020: AjvInstance } | undefined;
+
+function ajvInstances(): { draft07: AjvInstance; draft2020: AjvInstance } {
+  if (!instances) {
+    const { Ajv } = require('ajv') as typeof import('ajv');
+    const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    instances = { draft07: new Ajv(options), draft2020: new Ajv2020(options) };
+  }
+  return instances;
+}
 
 /** One argument that breaks the inputSchema, and where it is inside the arguments. */
 export interface ArgumentProblem {
@@ -33,7 +45,7 @@ export function checkToolArguments(tool: Pick<Tool, 'inputSchema'>, args: unknow
 /** checkToolArguments with where each problem is and a hint (valid names on an unknown argument). */
 export function diagnoseToolArguments(tool: Pick<Tool, 'inputSchema'>, args: unknown): ArgumentProblem[] {
   const schema = tool.inputSchema as object | undefined;
-  if (!schema) return [];
+  if (!schema || acceptsSimply(schema, args, true)) return [];
   let validate = validators.get(schema);
   if (validate === undefined) {
     validate = compile(schema);
@@ -45,12 +57,94 @@ export function diagnoseToolArguments(tool: Pick<Tool, 'inputSchema'>, args: unk
 
 function compile(schema: object): ValidateFunction | null {
   const dialect = String((schema as { $schema?: unknown }).$schema ?? '');
+  const { draft07, draft2020 } = ajvInstances();
   const ajv = /draft-0[4-7]/.test(dialect) ? draft07 : draft2020;
   try {
     return ajv.compile(stripDialect(schema));
   } catch {
     return null;
   }
+}
+
+// The keywords acceptsSimply understands: what tools' schemas mostly are (zod's and pydantic's
+// output for flat arguments). Annotations change nothing; ajv ignores `format` (validateFormats: false).
+const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', '$comment', 'format', 'deprecated', 'readOnly', 'writeOnly']);
+const CHECKED = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems']);
+const NUMBER_BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems'] as const;
+
+/**
+ * True only when `value` is valid against `schema` by the rules ajv applies (options above),
+ * for schemas made of the keywords in CHECKED and ANNOTATIONS alone. False means "ask ajv":
+ * the value may be invalid, or the schema uses something this does not know.
+ */
+function acceptsSimply(schema: unknown, value: unknown, root = false): boolean {
+  if (schema === true) return true;
+  if (!isRecord(schema)) return false;
+  for (const key in schema) if (!CHECKED.has(key) && !ANNOTATIONS.has(key) && !(root && key === '$schema')) return false;
+  for (const key of NUMBER_BOUNDS) if (schema[key] !== undefined && typeof schema[key] !== 'number') return false;
+  if (schema.type !== undefined && !hasType(schema.type, value)) return false;
+  if (schema.enum !== undefined && !(Array.isArray(schema.enum) && schema.enum.includes(value) && isPrimitive(value))) return false;
+  if (typeof value === 'number') return withinNumberBounds(schema, value);
+  if (typeof value === 'string') return (schema.minLength === undefined && schema.maxLength === undefined) || withinBounds([...value].length, schema.minLength, schema.maxLength);
+  if (Array.isArray(value)) {
+    if (!withinBounds(value.length, schema.minItems, schema.maxItems)) return false;
+    return schema.items === undefined || (!Array.isArray(schema.items) && value.every((item) => acceptsSimply(schema.items, item)));
+  }
+  return isRecord(value) ? acceptsObject(schema, value) : true;
+}
+
+function acceptsObject(schema: Record<string, unknown>, value: Record<string, unknown>): boolean {
+  const properties = schema.properties ?? {};
+  if (!isRecord(properties)) return false;
+  const { required = [], additionalProperties = true } = schema;
+  if (!Array.isArray(required) || typeof additionalProperties !== 'boolean') return false;
+  for (const name of required) if (typeof name !== 'string' || value[name] === undefined) return false;
+  // ajv reads each property through the prototype too (`toString`): only own ones are judged here.
+  for (const name in properties) if (value[name] !== undefined && !Object.hasOwn(value, name)) return false;
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') return false;
+    if (Object.hasOwn(properties, key)) {
+      if (value[key] !== undefined && !acceptsSimply(properties[key], value[key])) return false;
+    } else if (!additionalProperties) return false;
+  }
+  return true;
+}
+
+/** ajv's type checks with strictNumbers off: NaN is a number, Infinity an integer. */
+function hasType(type: unknown, value: unknown): boolean {
+  const types = Array.isArray(type) ? type : [type];
+  return types.some((name) => {
+    switch (name) {
+      case 'string':
+      case 'boolean':
+        return typeof value === name;
+      case 'number':
+        return typeof value === 'number';
+      case 'integer':
+        return typeof value === 'number' && !(value % 1) && !Number.isNaN(value);
+      case 'null':
+        return value === null;
+      case 'array':
+        return Array.isArray(value);
+      case 'object':
+        return isRecord(value);
+      default:
+        return false;
+    }
+  });
+}
+
+function withinNumberBounds(schema: Record<string, unknown>, value: number): boolean {
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema as Record<string, number | undefined>;
+  return !(value < minimum! || value > maximum! || value <= exclusiveMinimum! || value >= exclusiveMaximum!) && !Number.isNaN(value);
+}
+
+function withinBounds(length: number, min: unknown, max: unknown): boolean {
+  return !(length < (min as number) || length > (max as number));
+}
+
+function isPrimitive(value: unknown): boolean {
+  return value === null || typeof value !== 'object';
 }
 
 function stripDialect(schema: object): object {

@@ -1,10 +1,7 @@
 import { CallAbortReason } from '../../apps/call-error.js';
 import { killAllTracked } from '../../apps/child-reaper.js';
-import { Composition } from '../../composition.js';
-import { findLockDrift, formatDrift } from '../../lock/index.js';
 import { ExitCode, type Diagnostic } from '../../errors.js';
 import { createProgressReporter } from '../../report/progress.js';
-import { formatPlan } from '../../report/plan.js';
 import { loadRun, runOnce } from '../../runner.js';
 import type { RunRecord } from '../../artifacts/run-record.js';
 import type { RunnerConfig } from '../../config/types.js';
@@ -36,10 +33,15 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
   if (options.dryRun) {
     const { config, workflow } = await loadRun(base);
     reportWarnings([...config.warnings, ...(workflow.warnings ?? [])], io.stderr);
+    // Loaded here only: a run loads the lock check while its apps start, and never the planner (with argument checking it brings ajv).
+    const [{ Composition }, { findLockDrift, formatDrift }, { formatPlan }, { planRun }] = await Promise.all([
+      import('../../composition.js'),
+      import('../../lock/index.js'),
+      import('../../report/plan.js'),
+      import('../../scheduler/plan.js'),
+    ]);
     const context = new Composition(config);
     try {
-      // Loaded here only: with argument checking it brings ajv, which a run loads while its apps start.
-      const { planRun } = await import('../../scheduler/plan.js');
       const plan = await planRun(workflow, config, context.apps(), policy, { interactive });
       // The tools are listed already: what the run would say of runner.lock costs no round trip.
       const lock = await findLockDrift({ config, workflows: [workflow], apps: context.apps() });
