@@ -229,7 +229,7 @@ export class AppConnection {
               onprogress: options.onprogress,
               resetTimeoutOnProgress: false,
             });
-      return (await (elicitor ? this.elicitation.run(elicitor, call) : call())) as CallToolResult;
+      return await (elicitor ? this.elicitation.run(elicitor, call) : call());
     } catch (error) {
       if (this.oversize) {
         throw new CallError('transport', `${this.name}: ${this.oversize.message}; the call ran, its result was dropped (raise the app's max-result to accept it)`, {

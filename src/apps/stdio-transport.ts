@@ -123,10 +123,10 @@ export class AppStdioTransport implements Transport {
         this.spool?.close();
         this.onclose?.();
       });
-      child.stdin!.on('error', (error) => this.onerror?.(error));
-      child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
-      child.stdout!.on('error', (error) => this.onerror?.(error));
-      child.stderr!.pipe(this.stderrStream);
+      child.stdin.on('error', (error) => this.onerror?.(error));
+      child.stdout.on('data', (chunk: Buffer) => this.receive(chunk));
+      child.stdout.on('error', (error) => this.onerror?.(error));
+      child.stderr.pipe(this.stderrStream);
     });
   }
 
@@ -178,7 +178,7 @@ export class AppStdioTransport implements Transport {
   }
 
   private takeQueue(): { text: string; sends: PendingSend[] } {
-    const taken = { text: this.queued.length === 1 ? this.queued[0]! : this.queued.join(''), sends: this.waiting };
+    const taken = { text: this.queued.length === 1 ? this.queued[0] : this.queued.join(''), sends: this.waiting };
     this.queued = [];
     this.queuedBytes = 0;
     this.waiting = [];

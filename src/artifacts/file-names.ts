@@ -31,7 +31,7 @@ const extensionsByMime: Record<string, string> = {
 /** The file extension for a MIME type (`image/png` → `png`); `bin` when unknown. */
 export function extensionFor(mimeType: string | undefined): string {
   if (!mimeType) return 'bin';
-  const base = mimeType.split(';')[0]!.trim().toLowerCase();
+  const base = mimeType.split(';')[0].trim().toLowerCase();
   const known = extensionsByMime[base];
   if (known) return known;
   const subtype = base.split('/')[1] ?? '';

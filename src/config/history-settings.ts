@@ -62,5 +62,5 @@ function readSettings(raw: unknown, dir: string): HistorySettings | undefined {
       policy.maxRuns = maxRuns;
     }
   }
-  return { artifacts: resolve(dir, (artifacts as string | undefined) ?? 'artifacts'), retention: policy, dir };
+  return { artifacts: resolve(dir, artifacts ?? 'artifacts'), retention: policy, dir };
 }

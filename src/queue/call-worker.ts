@@ -39,7 +39,7 @@ export async function startCallWorkers(options: CallWorkersOptions): Promise<{ c
     const queue = new Queue(app, { connection, prefix: QUEUE_PREFIX });
     // Without a listener BullMQ prints a stack for each failed connect (a worker started before Redis is up).
     queue.on('error', (error) => options.onError?.(error));
-    await applyGlobalLimits(queue, config.apps[app]!);
+    await applyGlobalLimits(queue, config.apps[app]);
     await queue.close();
     const worker = new Worker<CallJob, CallOutcome>(app, (job, _token, signal) => processCallJob(job, host, signal), {
       connection,

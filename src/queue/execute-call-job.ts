@@ -83,10 +83,10 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
               });
         const saved = await saveCallResult(job, result, host, signal, { timeoutMs: job.timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) }, files);
         outcome.outputs = outputsOf(result);
-        outcome.text = textOf(result) as string;
+        outcome.text = textOf(result);
         outcome.files = saved.files;
         if (result.isError) {
-          throw new CallError('tool', `${job.uses} reported an error: ${firstLine(textOf(result) as string) || 'no message'}`);
+          throw new CallError('tool', `${job.uses} reported an error: ${firstLine(textOf(result)) || 'no message'}`);
         }
         outcome.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
         outcome.status = 'succeeded';

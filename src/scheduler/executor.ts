@@ -178,7 +178,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     defaultTimeoutMs: workflow.defaults.timeoutMs ?? 60_000,
     writeBehind,
     // Nobody listening (the engine under `serve` and the bench): no event object per call and status.
-    emit: options.onEvent ? (event) => emit({ ...event, run: record } as RunEvent) : () => {},
+    emit: options.onEvent ? (event) => emit({ ...event, run: record }) : () => {},
     changed,
     journal: recorder,
     ...(dispatch && { dispatch }),
@@ -240,7 +240,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const stepDir = join(dir, step.id);
     const stepEnv: CallEnvironment = step.retry ? { ...callEnv, retry: mergeRetry(callEnv.retry, step.retry) } : callEnv;
     if (step.foreach === undefined) {
-      await runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
+      await runCall(step, stepRecord, stepRecord, context, stepDir, stepEnv);
       if (stepRecord.status !== 'waiting') stepRecord.endedAt = iso(clock);
       refreshView(stepRecord);
       changed(step.id);
@@ -270,7 +270,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const earlier = resumed?.earlierItems.get(step.id) ?? [];
     const rerunUnknown = options.resume?.rerunUnknown ?? false;
     stepRecord.status = 'running';
-    stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index]! : pendingItem(index, earlier[index])));
+    stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index] : pendingItem(index, earlier[index])));
     emit({ type: 'step', run: record, stepId: step.id, status: 'running' });
     changed(step.id);
     for (const item of stepRecord.items) changed(step.id, item.index);
@@ -278,7 +278,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
       items.map((item, index) =>
         keepsItem(earlier[index], rerunUnknown)
           ? undefined
-          : runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
+          : runCall(step, stepRecord, stepRecord.items![index] as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
       ),
     );
     const results = stepRecord.items;

@@ -120,7 +120,7 @@ function containsExpression(value: unknown): boolean {
  */
 export function diagnoseLiteralArguments(tool: Pick<Tool, 'inputSchema'>, withValue: Record<string, unknown>): ArgumentProblem[] {
   const dynamic = new Set(Object.keys(withValue).filter((key) => containsExpression(withValue[key])));
-  return diagnoseToolArguments(tool, coerceToolArguments(tool, withValue)).filter((problem) => problem.target !== 'value' || !dynamic.has(problem.path[0]!));
+  return diagnoseToolArguments(tool, coerceToolArguments(tool, withValue)).filter((problem) => problem.target !== 'value' || !dynamic.has(problem.path[0]));
 }
 
 /**
