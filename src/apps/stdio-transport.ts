@@ -168,7 +168,10 @@ export class AppStdioTransport implements Transport {
     this.flushPending = true;
     const settle = (error?: Error) => {
       stdin.off('drain', onDrain).off('close', onClose);
-      for (const send of waiting.sends) (error ? send.reject(error) : send.resolve());
+      for (const send of waiting.sends) {
+        if (error) send.reject(error);
+        else send.resolve();
+      }
       this.flushPending = false;
       if (this.queued.length > 0) this.flush();
     };

@@ -54,7 +54,7 @@ export function sanitizeFileName(name: string, fallback: string): string {
 
 /** A name from a resource URI's last path segment, with the extension its MIME type implies when missing. */
 export function fileNameForUri(uri: string, mimeType: string | undefined, fallback: string): string {
-  let last = '';
+  let last: string;
   try {
     last = decodeURIComponent(new URL(uri).pathname.split('/').pop() ?? '');
   } catch {

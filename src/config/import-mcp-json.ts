@@ -7,7 +7,7 @@ import { mcpServersResolver, vsCodeResolver, type PlaceholderResolver } from './
 import type { AppDeclaration } from './normalize.js';
 import type { PathNames } from './schema-diagnostics.js';
 import type { UnusableApp } from './types.js';
-import { locatePath, readSourceFile, type YamlPath, type YamlSource } from './yaml-source.js';
+import { locatePath, readSourceFile, type YamlPath } from './yaml-source.js';
 
 // Reads apps from other MCP clients' files: the `mcpServers` of Claude
 // Desktop, Claude Code (.mcp.json) and Cursor, and the `servers` of VS Code

@@ -32,6 +32,7 @@ export function renderValue(value: unknown): string {
   if (value === null || value === undefined) return 'an empty value';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- lists and mappings returned above: only scalars reach String()
   const text = String(value);
   return `\`${text.length > 60 ? `${text.slice(0, 57)}...` : text}\``;
 }

@@ -95,7 +95,8 @@ export async function processCallJob(job: Job<CallJob, CallOutcome>, host: CallH
   }, host.clock);
   const controller = new AbortController();
   const onAbort = () => {
-    const reason = signal!.reason;
+    const reason: unknown = signal!.reason;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- BullMQ aborts with a string (cancelJob's reason) or an Error
     controller.abort(reason instanceof CallAbortReason ? reason : new CallAbortReason('cancelled', `the worker stopped the call${reason ? `: ${String(reason)}` : ''}`));
   };
   if (signal?.aborted) onAbort();

@@ -45,7 +45,7 @@ export interface CallHooks {
   /** Waiting for limits or a retry (`queued`), or the request went out (`running`). */
   onStatus?(status: 'queued' | 'running', attempt: number): void;
   onRetry?(attempt: number, delayMs: number, error: StepErrorRecord): void;
-  onProgress?(progress: { progress: number; total?: number; message?: string }): void;
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** Makes the handler answering the tool's questions for one attempt, logging into `asked`. */
   elicit?(asked: ElicitationRecord[]): ElicitationHandler;
 }

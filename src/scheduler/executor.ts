@@ -11,7 +11,7 @@ import { maskRunRecord } from '../secrets.js';
 import { openRunStore } from '../store/run-history.js';
 import { currentOwner } from '../store/run-owner.js';
 import { RunRecorder } from '../store/run-recorder.js';
-import { appsCalledBy, BUILTIN_APP } from '../builtins/catalog.js';
+import { appsCalledBy } from '../builtins/catalog.js';
 import type { RunOwner, RunStore } from '../store/run-store.js';
 import {
   evaluateCondition,
@@ -146,7 +146,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   emit({ type: 'run-started', run: record });
 
   const onOuterAbort = () => {
-    const reason = options.signal?.reason;
+    const reason: unknown = options.signal?.reason;
     controller.abort(reason instanceof CallAbortReason ? reason : new CallAbortReason('cancelled', 'the run was cancelled'));
   };
   if (options.signal?.aborted) onOuterAbort();
@@ -277,7 +277,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     await Promise.all(
       items.map((item, index) =>
         keepsItem(earlier[index], rerunUnknown)
-          ? undefined
+          ? Promise.resolve()
           : runCall(step, stepRecord, stepRecord.items![index] as CallRecord, { ...context, item, index }, itemDir(stepDir, index), stepEnv, index),
       ),
     );
@@ -403,7 +403,7 @@ async function writeReport(writer: ReportWriter, record: RunRecord, config: Runn
 }
 
 function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal): RunRecord['status'] {
-  const reason = signal.aborted ? signal.reason : undefined;
+  const reason: unknown = signal.aborted ? signal.reason : undefined;
   if (reason instanceof CallAbortReason && reason.kind === 'cancelled') return 'cancelled';
   const tolerated = new Set(workflow.steps.filter((step) => step.continueOnError).map((step) => step.id));
   const failed = record.steps.some(

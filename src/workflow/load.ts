@@ -12,7 +12,7 @@ import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-co
 import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
-import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
+import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import { diagnoseUnusableAppUse } from '../config/unusable-apps.js';
