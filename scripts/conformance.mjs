@@ -82,7 +82,9 @@ function run(command, args, { env, killMs, cwd = root } = {}) {
           // The suite spawns the client through a shell: end the whole group.
           try {
             process.kill(-child.pid, 'SIGKILL');
-          } catch {}
+          } catch {
+            // The group has exited already.
+          }
         }, killMs)
       : undefined;
     child.on('close', (code) => {

@@ -78,7 +78,7 @@ export function diagnosticsOf(error: RunnerError): Diagnostic[] {
 export function throwOnDiagnostics(code: RunnerErrorCode, diagnostics: Diagnostic[]): void {
   const errors = diagnostics.filter((diagnostic) => !isWarning(diagnostic));
   if (errors.length === 0) return;
-  const first = errors[0]!;
+  const first = errors[0];
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
   throw new RunnerError(code, `${first.message}${more}`, { diagnostics, location: first.location, hint: first.hint });
 }

@@ -213,7 +213,7 @@ function checkAnswered(
   if (waiting.length === 0 || waiting.some((step) => step.approval?.decision || allowed(step.uses))) return stored;
   const each = waiting.map((step) => `${step.id}${step.approval ? ` (expires ${step.approval.expiresAt})` : ''}`);
   throw new RunnerError('waiting', `run ${stored.id} is still waiting for an approval of ${each.join(', ')}; nothing was run`, {
-    hint: `answer with ${answerCommands(stored.id, waiting[0]!.id)}, then resume it`,
+    hint: `answer with ${answerCommands(stored.id, waiting[0].id)}, then resume it`,
   });
 }
 

@@ -191,7 +191,7 @@ function buildMatcher(entries: readonly SecretEntry[]): Matcher {
   forms.sort((a, b) => b.text.length - a.text.length); // stable: equal lengths keep the list's order
   const byFirstChar = new Map<string, SecretForm[]>();
   for (const form of forms) {
-    const first = form.text[0]!;
+    const first = form.text[0];
     byFirstChar.set(first, [...(byFirstChar.get(first) ?? []), form]);
   }
   return { forms, longest: forms[0]?.text.length ?? 0, byFirstChar };
@@ -256,7 +256,7 @@ function renderMasked(text: string, spans: readonly { start: number; end: number
  */
 function findHoldStart(text: string, matcher: Matcher): number {
   for (let p = Math.max(0, text.length - matcher.longest + 1); p < text.length; p++) {
-    const candidates = matcher.byFirstChar.get(text[p]!);
+    const candidates = matcher.byFirstChar.get(text[p]);
     if (!candidates) continue;
     const rest = text.length - p;
     for (const form of candidates) {

@@ -57,7 +57,7 @@ const transportCodes = new Set<string>([
 export function classifyCallError(error: unknown, context: { app: string; signal?: AbortSignal; sent: boolean }): CallError {
   if (error instanceof CallError) return error;
   const sentOutcome: CallOutcome = context.sent ? 'unknown' : 'not-sent';
-  const reason = context.signal?.aborted ? context.signal.reason : undefined;
+  const reason: unknown = context.signal?.aborted ? context.signal.reason : undefined;
   if (reason instanceof CallAbortReason) {
     return new CallError(reason.kind, reason.message, { outcome: sentOutcome, cause: error });
   }
@@ -91,6 +91,7 @@ export function classifyCallError(error: unknown, context: { app: string; signal
 export function describeCauses(error: unknown): string {
   const parts: string[] = [];
   for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error (a string in practice) is shown as it stringifies
     const message = current instanceof Error ? current.message : String(current);
     if (message && !parts.some((part) => part.includes(message))) parts.push(message);
     current = current instanceof Error ? current.cause : undefined;

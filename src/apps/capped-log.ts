@@ -52,7 +52,7 @@ export class CappedLog {
     this.tail.push(text);
     this.tailLength += text.length;
     // Characters approximate bytes here; the tail is a view of the end, not an exact count.
-    while (this.tailLength - this.tail[0]!.length >= this.tailBytes) {
+    while (this.tailLength - this.tail[0].length >= this.tailBytes) {
       const first = this.tail.shift()!;
       this.tailLength -= first.length;
       this.dropped += Buffer.byteLength(first);

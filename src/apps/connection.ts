@@ -229,7 +229,7 @@ export class AppConnection {
               onprogress: options.onprogress,
               resetTimeoutOnProgress: false,
             });
-      return (await (elicitor ? this.elicitation.run(elicitor, call) : call())) as CallToolResult;
+      return await (elicitor ? this.elicitation.run(elicitor, call) : call());
     } catch (error) {
       if (this.oversize) {
         throw new CallError('transport', `${this.name}: ${this.oversize.message}; the call ran, its result was dropped (raise the app's max-result to accept it)`, {
@@ -276,14 +276,14 @@ export class AppConnection {
       },
     });
     if (roots !== false) {
-      this.client.setRequestHandler('roots/list', async () => ({
+      this.client.setRequestHandler('roots/list', () => ({
         roots: roots.map((folder) => ({ uri: pathToFileURL(folder).href, name: folder })),
       }));
     }
     // A server that asks for sampling although runner declared no sampling capability gets a reason, not a bare "Method not found".
-    this.client.fallbackRequestHandler = async (request) => {
+    this.client.fallbackRequestHandler = (request) => {
       const reason = request.method === 'sampling/createMessage' ? 'runner has no language model: sampling/createMessage is not supported (no sampling capability was declared)' : 'Method not found';
-      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, reason);
+      return Promise.reject(new ProtocolError(ProtocolErrorCode.MethodNotFound, reason));
     };
     this.client.setRequestHandler('elicitation/create', async (request, ctx) => {
       const params = request.params as { mode?: string; message: string; requestedSchema?: ElicitationRequest['requestedSchema']; _meta?: Record<string, unknown> };

@@ -53,7 +53,7 @@ export class ElicitationRouter {
       this.inFlight.delete(elicitor);
       for (const [key, value] of this.byRequestId) if (value === elicitor) this.byRequestId.delete(key);
       for (const [key, value] of this.byTaskId) if (value === elicitor) this.byTaskId.delete(key);
-      for (let i = this.pending.length - 1; i >= 0; i--) if (this.pending[i]!.elicitor === elicitor) this.pending.splice(i, 1);
+      for (let i = this.pending.length - 1; i >= 0; i--) if (this.pending[i].elicitor === elicitor) this.pending.splice(i, 1);
     }
   }
 
@@ -86,7 +86,7 @@ export class ElicitationRouter {
     if (typeof taskId === 'string' && this.byTaskId.has(taskId)) return this.byTaskId.get(taskId);
     const question = questionOf(params);
     const index = this.pending.findIndex((entry) => entry.key === String(requestKey) && entry.question === question);
-    if (index >= 0) return this.pending.splice(index, 1)[0]!.elicitor;
+    if (index >= 0) return this.pending.splice(index, 1)[0].elicitor;
     return this.inFlight.size === 1 ? [...this.inFlight][0] : undefined;
   }
 

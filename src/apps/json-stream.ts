@@ -72,7 +72,7 @@ function readSmallInteger(chunk: Buffer, start: number, end: number): number | u
   if (digits < 1 || digits > 15 || (chunk[first] === 0x30 && digits > 1)) return undefined;
   let value = 0;
   for (let i = first; i < end; i++) {
-    const digit = chunk[i]! - 0x30;
+    const digit = chunk[i] - 0x30;
     if (digit < 0 || digit > 9) return undefined;
     value = value * 10 + digit;
   }
@@ -123,20 +123,20 @@ export class JsonStreamParser {
           i = this.readNumber(chunk, i);
           break;
         case ESCAPE:
-          this.readEscape(chunk[i]!, i);
+          this.readEscape(chunk[i], i);
           i++;
           break;
         case UNICODE:
-          this.readUnicodeDigit(chunk[i]!, i);
+          this.readUnicodeDigit(chunk[i], i);
           i++;
           break;
         case LITERAL:
-          if (chunk[i] !== this.literal.charCodeAt(this.literalIndex)) this.fail(chunk[i]!, i);
+          if (chunk[i] !== this.literal.charCodeAt(this.literalIndex)) this.fail(chunk[i], i);
           i++;
           if (++this.literalIndex === this.literal.length) this.finishValue(this.literal === 'true' ? true : this.literal === 'false' ? false : null);
           break;
         default: {
-          const byte = chunk[i]!;
+          const byte = chunk[i];
           if (isWhitespace(byte)) i++;
           else i = this.readStructural(chunk, byte, i);
         }
@@ -211,7 +211,7 @@ export class JsonStreamParser {
       this.state = DONE;
       return;
     }
-    const container = this.containers[depth - 1]!;
+    const container = this.containers[depth - 1];
     if (Array.isArray(container)) container.push(value);
     else setProperty(container, this.keys[depth - 1]!, value);
     this.state = AFTER_VALUE;
@@ -234,7 +234,7 @@ export class JsonStreamParser {
   private scanString(chunk: Buffer, i: number): number {
     const length = chunk.length;
     for (; i < length; i++) {
-      const byte = chunk[i]!;
+      const byte = chunk[i];
       if (byte === QUOTE || byte === BACKSLASH) return i;
       if (byte < 0x20) this.fail(byte, i); // JSON forbids raw control characters in strings
     }
@@ -268,8 +268,8 @@ export class JsonStreamParser {
         }
         let unit = 0;
         for (let digit = 2; digit < 6; digit++) {
-          const value = hexValue(chunk[i + digit]!);
-          if (value < 0) this.fail(chunk[i + digit]!, i + digit);
+          const value = hexValue(chunk[i + digit]);
+          if (value < 0) this.fail(chunk[i + digit], i + digit);
           unit = unit * 16 + value;
         }
         this.text.appendCodeUnit(unit);
@@ -277,7 +277,7 @@ export class JsonStreamParser {
       } else {
         const code = SIMPLE_ESCAPES[kind];
         if (code === undefined) this.fail(kind, i + 1);
-        this.text.appendAscii(code!);
+        this.text.appendAscii(code);
         i += 2;
       }
       start = i;
@@ -294,7 +294,7 @@ export class JsonStreamParser {
     }
     const code = SIMPLE_ESCAPES[byte];
     if (code === undefined) this.fail(byte, i);
-    this.text.appendAscii(code!);
+    this.text.appendAscii(code);
     this.state = STRING;
   }
 
@@ -324,7 +324,7 @@ export class JsonStreamParser {
 
   private readNumber(chunk: Buffer, start: number): number {
     let i = start;
-    while (i < chunk.length && isNumberByte(chunk[i]!)) i++;
+    while (i < chunk.length && isNumberByte(chunk[i])) i++;
     if (i === chunk.length) {
       this.numberText += chunk.toString('latin1', start, i); // it may go on in the next chunk
       return i;

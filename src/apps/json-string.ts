@@ -88,7 +88,7 @@ export class JsonStringBuilder {
     let value: string;
     if (this.sink) value = this.sink.end();
     else if (this.groups.length > 0) value = [...this.groups, this.pieces.join('')].join('');
-    else value = this.pieces.length === 1 ? this.pieces[0]! : this.pieces.join('');
+    else value = this.pieces.length === 1 ? this.pieces[0] : this.pieces.join('');
     this.reset();
     return value;
   }

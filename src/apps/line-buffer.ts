@@ -58,7 +58,7 @@ export class LineBuffer {
         this.large = undefined;
       } else {
         this.chunks.push(head);
-        this.lines.push(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks));
+        this.lines.push(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks));
       }
       this.chunks = [];
       this.pendingBytes = 0;

@@ -53,9 +53,11 @@ process.stdin.on('data', (chunk: string) => {
   pending = lines.pop() ?? '';
   for (const line of lines) applyLine(line);
 });
-process.stdin.on('end', reapAll);
-process.stdin.on('close', reapAll);
-process.stdin.on('error', reapAll);
+// Nothing in reapAll throws (its /proc reads and signals catch their own errors) and it ends the process itself.
+const reapOnEof = () => void reapAll();
+process.stdin.on('end', reapOnEof);
+process.stdin.on('close', reapOnEof);
+process.stdin.on('error', reapOnEof);
 
 function applyLine(line: string): void {
   const [verb, pidText, start] = line.trim().split(' ');

@@ -123,10 +123,10 @@ export class AppStdioTransport implements Transport {
         this.spool?.close();
         this.onclose?.();
       });
-      child.stdin!.on('error', (error) => this.onerror?.(error));
-      child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
-      child.stdout!.on('error', (error) => this.onerror?.(error));
-      child.stderr!.pipe(this.stderrStream);
+      child.stdin.on('error', (error) => this.onerror?.(error));
+      child.stdout.on('data', (chunk: Buffer) => this.receive(chunk));
+      child.stdout.on('error', (error) => this.onerror?.(error));
+      child.stderr.pipe(this.stderrStream);
     });
   }
 
@@ -168,7 +168,10 @@ export class AppStdioTransport implements Transport {
     this.flushPending = true;
     const settle = (error?: Error) => {
       stdin.off('drain', onDrain).off('close', onClose);
-      for (const send of waiting.sends) (error ? send.reject(error) : send.resolve());
+      for (const send of waiting.sends) {
+        if (error) send.reject(error);
+        else send.resolve();
+      }
       this.flushPending = false;
       if (this.queued.length > 0) this.flush();
     };
@@ -178,7 +181,7 @@ export class AppStdioTransport implements Transport {
   }
 
   private takeQueue(): { text: string; sends: PendingSend[] } {
-    const taken = { text: this.queued.length === 1 ? this.queued[0]! : this.queued.join(''), sends: this.waiting };
+    const taken = { text: this.queued.length === 1 ? this.queued[0] : this.queued.join(''), sends: this.waiting };
     this.queued = [];
     this.queuedBytes = 0;
     this.waiting = [];

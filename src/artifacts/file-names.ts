@@ -31,7 +31,7 @@ const extensionsByMime: Record<string, string> = {
 /** The file extension for a MIME type (`image/png` → `png`); `bin` when unknown. */
 export function extensionFor(mimeType: string | undefined): string {
   if (!mimeType) return 'bin';
-  const base = mimeType.split(';')[0]!.trim().toLowerCase();
+  const base = mimeType.split(';')[0].trim().toLowerCase();
   const known = extensionsByMime[base];
   if (known) return known;
   const subtype = base.split('/')[1] ?? '';
@@ -54,7 +54,7 @@ export function sanitizeFileName(name: string, fallback: string): string {
 
 /** A name from a resource URI's last path segment, with the extension its MIME type implies when missing. */
 export function fileNameForUri(uri: string, mimeType: string | undefined, fallback: string): string {
-  let last = '';
+  let last: string;
   try {
     last = decodeURIComponent(new URL(uri).pathname.split('/').pop() ?? '');
   } catch {

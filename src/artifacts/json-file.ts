@@ -53,6 +53,7 @@ function writeLargeJsonAtomic(file: string, data: unknown): void {
 const FILE_SLICE_CHARS = 64 * 1024;
 
 /** What JSON.stringify writes for these characters: `"`, `\`, control characters (lone surrogates are found apart). */
+// eslint-disable-next-line no-control-regex -- control characters are among what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
 /**

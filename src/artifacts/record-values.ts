@@ -83,7 +83,7 @@ function mapError(error: StepErrorRecord | null, map: StringMap): StepErrorRecor
 function mapArray<T>(list: T[], map: (entry: T) => T): T[] {
   let copy: T[] | undefined;
   for (let i = 0; i < list.length; i++) {
-    const mapped = map(list[i]!);
+    const mapped = map(list[i]);
     if (mapped !== list[i]) (copy ??= list.slice())[i] = mapped;
   }
   return copy ?? list;

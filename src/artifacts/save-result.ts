@@ -146,7 +146,7 @@ export function outputsOf(result: CallToolResult): unknown {
   const texts = content.filter((block) => block.type === 'text') as { text: string }[];
   if (texts.length === 1) {
     try {
-      return JSON.parse(texts[0]!.text);
+      return JSON.parse(texts[0].text);
     } catch {
       return null;
     }

@@ -67,7 +67,7 @@ export class CredentialsFile {
       const servers = { ...document.servers };
       if (Object.keys(apps).length === 0) delete servers[url];
       else servers[url] = apps;
-      await this.write({ version: 1, servers });
+      this.write({ version: 1, servers });
       return next;
     });
   }
@@ -97,7 +97,7 @@ export class CredentialsFile {
     });
   }
 
-  private async write(document: CredentialsDocument): Promise<void> {
+  private write(document: CredentialsDocument): void {
     try {
       // Created 0600 from the start: the tokens are never readable by others, not even for a moment.
       writeFileAtomic(this.path, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600, folderMode: 0o700, durable: true });

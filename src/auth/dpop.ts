@@ -30,7 +30,7 @@ export function wantsDpop(setting: DpopSetting, challenged: boolean): boolean {
 export function dpopAlgorithmFor(metadata: object | undefined): DpopAlg {
   const listed = (metadata as { dpop_signing_alg_values_supported?: unknown } | undefined)?.dpop_signing_alg_values_supported;
   if (!Array.isArray(listed) || listed.length === 0 || listed.includes('ES256')) return 'ES256';
-  return (listed.find((alg): alg is DpopAlg => (DPOP_SUPPORTED_ALGS as readonly unknown[]).includes(alg)) ?? 'ES256') as DpopAlg;
+  return (listed.find((alg): alg is DpopAlg => (DPOP_SUPPORTED_ALGS as readonly unknown[]).includes(alg)) ?? 'ES256');
 }
 
 /** A fresh key in a session, and the form to keep it in when tokens bound to it outlive the process. */

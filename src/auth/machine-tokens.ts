@@ -169,12 +169,12 @@ export class MachineTokens implements OAuthClientProvider {
     switch (config.type) {
       case 'client-credentials':
         return config.privateKey === undefined
-          ? { grantType: 'client_credentials', authMethod: 'client_secret_basic', parameters: async () => ({ grant_type: 'client_credentials' }) }
+          ? { grantType: 'client_credentials', authMethod: 'client_secret_basic', parameters: () => Promise.resolve({ grant_type: 'client_credentials' }) }
           : {
               grantType: 'client_credentials',
               authMethod: 'private_key_jwt',
               addClientAuthentication: createPrivateKeyJwtAuth({ issuer: config.clientId, subject: config.clientId, privateKey: config.privateKey, alg: config.algorithm ?? algorithmFor(config.privateKey) }),
-              parameters: async () => ({ grant_type: 'client_credentials' }),
+              parameters: () => Promise.resolve({ grant_type: 'client_credentials' }),
             };
       case 'workload-identity':
         return {

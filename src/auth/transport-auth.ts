@@ -42,7 +42,7 @@ export function createTransportAuth(app: { name: string; url: string; auth?: App
       return { fetch };
     case 'bearer': {
       const token = app.auth.token;
-      return { authProvider: { token: async () => token }, fetch };
+      return { authProvider: { token: () => Promise.resolve(token) }, fetch };
     }
     case 'client-credentials':
     case 'workload-identity':

@@ -48,7 +48,11 @@ export function toCsv(content: unknown): string {
     const columns: string[] = [];
     const seen = new Set<string>();
     for (const row of content as Record<string, unknown>[]) {
-      for (const key of Object.keys(row)) if (!seen.has(key)) seen.add(key), columns.push(key);
+      for (const key of Object.keys(row)) {
+        if (seen.has(key)) continue;
+        seen.add(key);
+        columns.push(key);
+      }
     }
     rows.push(columns);
     for (const row of content as Record<string, unknown>[]) rows.push(columns.map((column) => row[column]));
@@ -62,6 +66,7 @@ export function toCsv(content: unknown): string {
 }
 
 function csvCell(value: unknown): string {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are turned into JSON first: only primitives reach String()
   const text = value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -100,7 +100,7 @@ async function auditWorkflow(config: RunnerConfig, workflow: Workflow, apps: App
   const triggered = workflow.on.watch !== undefined || workflow.on.schedule.length > 0;
   const steps = await Promise.all(
     workflow.steps.map(async (step, index): Promise<CheckedStep> => {
-      const planned = plan.steps[index]!;
+      const planned = plan.steps[index];
       const tool = planned.hints ? await toolOf(apps, step.app, step.tool) : undefined;
       const hints = planned.hints;
       const policy = hints ? verdictFor(step.uses, step.app, hints, config) : null;

@@ -91,7 +91,7 @@ function stepFlows(workflow: Workflow, name: string, values: string[]): StepSecr
       if (carrying.has(step.id)) return;
       const through: string[] = [];
       let location: SourceLocation | undefined;
-      for (const read of readsOf[index]!) {
+      for (const read of readsOf[index]) {
         const [first] = read.access.path;
         let label: string | undefined;
         if (read.access.context === 'env') {

@@ -21,7 +21,7 @@ type Schema = {
   maximum?: number;
 };
 
-const asSchema = (value: unknown): Schema => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Schema) : {});
+const asSchema = (value: unknown): Schema => (value && typeof value === 'object' && !Array.isArray(value) ? value : {});
 
 /** The type of a schema in a few words: `string`, `integer | null`, `array of string`. */
 export function describeType(value: unknown): string {

@@ -49,6 +49,7 @@ const CONSOLE_METHODS = ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir'
  */
 export function routeConsoleToStderr(): void {
   const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- Node binds a Console's methods to it
   Object.assign(console, Object.fromEntries(CONSOLE_METHODS.map((method) => [method, toStderr[method]])));
 }
 

@@ -29,6 +29,11 @@ const authLoginCommand: typeof import('./commands/auth.js').authLoginCommand = a
 const authStatusCommand: typeof import('./commands/auth.js').authStatusCommand = async (...args) => (await import('./commands/auth.js')).authStatusCommand(...args);
 const authLogoutCommand: typeof import('./commands/auth.js').authLogoutCommand = async (...args) => (await import('./commands/auth.js')).authLogoutCommand(...args);
 
+/** The options a command function takes, as commander parses them (after `--flag`s the command declares). */
+type OptionsOf<Command extends (...args: never[]) => unknown, At extends number> = Parameters<Command>[At];
+/** `--queue <url>` of run, serve and worker. */
+type QueueFlag = { queue?: string };
+
 /** `--queue URL` reaches the config as RUNNER_QUEUE_URL, where it wins over `queue:`. */
 function withQueue(io: CliIO, queue: string | undefined): CliIO {
   return queue ? { ...io, env: { ...io.env, [QUEUE_URL_ENV]: queue } } : io;
@@ -47,8 +52,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
-  const handle = (action: (...args: any[]) => Promise<number>) => async (...args: unknown[]) => {
-    exitCode = await action(...args);
+  // Commander passes an action the arguments and options its command declares: the action's parameters type them.
+  const handle = <Args extends unknown[]>(action: (...args: Args) => Promise<number>) => async (...args: unknown[]) => {
+    exitCode = await action(...(args as Args));
   };
 
   program
@@ -62,7 +68,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
     .option('--dry-run', 'connect, validate and print the plan without calling any tool')
     .option('--queue <url>', 'queue mode: dispatch app calls as jobs on this redis:// URL for `runner worker` processes (wins over `queue:`)')
-    .action(handle((workflow: string, options) => runCommand(workflow, { ...globals(), ...options }, withQueue(io, options.queue))));
+    .action(handle((workflow: string, options: OptionsOf<typeof runCommand, 1> & QueueFlag) => runCommand(workflow, { ...globals(), ...options }, withQueue(io, options.queue))));
 
   const runs = program
     .command('runs')
@@ -72,13 +78,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--since <duration>', 'only runs that started within this long (e.g. 7d, 12h)')
     .option('--limit <n>', 'at most this many runs')
     .option('--json', 'print JSON')
-    .action(handle((options) => runsCommand({ ...globals(), ...options }, io)));
+    .action(handle((options: OptionsOf<typeof runsCommand, 0>) => runsCommand({ ...globals(), ...options }, io)));
   runs
     .command('show')
     .description('one run: each step\'s status, duration, attempts, foreach items and saved files')
     .argument('<id>', 'run id (a unique prefix is enough), or `latest`')
     .option('--json', 'print the run record as JSON')
-    .action(handle((id: string, options) => showRunCommand(id, { ...globals(), ...runs.opts(), ...options }, io)));
+    .action(handle((id: string, options: OptionsOf<typeof showRunCommand, 1>) => showRunCommand(id, { ...globals(), ...runs.opts(), ...options }, io)));
   runs
     .command('prune')
     .description('delete old runs, folders and history (never one still running); no flags: apply `retention:` from the config')
@@ -87,7 +93,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--workflow <name>', 'only runs of this workflow')
     .option('--dry-run', 'list what would be deleted, delete nothing')
     .option('--json', 'print JSON')
-    .action(handle((options) => pruneCommand({ ...globals(), ...runs.opts(), ...options }, io)));
+    .action(handle((options: OptionsOf<typeof pruneCommand, 0>) => pruneCommand({ ...globals(), ...runs.opts(), ...options }, io)));
 
   program
     .command('logs')
@@ -111,7 +117,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--yes', 'allow every call the policy would ask about')
     .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
     .action(
-      handle((id: string, options) =>
+      handle((id: string, options: OptionsOf<typeof runCommand, 1> & { rerunUnknown?: boolean }) =>
         runCommand('', { ...globals(), ...options, input: [], resume: { id, rerunUnknown: Boolean(options.rerunUnknown) } }, io),
       ),
     );
@@ -127,7 +133,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .argument('<step>', 'the waiting step\'s id')
       .option('--json', 'print the recorded answer as JSON: { run, step, approval }')
       .addHelpText('after', '\nThe answer is recorded with the user name (RUNNER_USER, else the OS account) and the time.\nExit codes: 0 recorded; 2 the run or step is not waiting, was answered already, or its approval expired.')
-      .action(handle((run: string, step: string, options) => answerCommand(decision, run, step, { ...globals(), ...options }, io)));
+      .action(handle((run: string, step: string, options: OptionsOf<typeof answerCommand, 3>) => answerCommand(decision, run, step, { ...globals(), ...options }, io)));
   }
 
   program
@@ -138,7 +144,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--json', 'print every diagnostic as JSON on stdout: { ok, strict, online, errors, warnings, files: [{ file, ok, name, steps, errors, warnings }], diagnostics: [{ file, line, column, severity, message, hint }] }')
     .option('--strict', 'count warnings as problems (exit 2)')
     .addHelpText('after', '\nExit codes: 0 no errors (warnings are printed but stop nothing); 2 an error, or with --strict a warning.')
-    .action(handle((files: string[], options) => validateCommand(files, { ...globals(), ...options }, io)));
+    .action(handle((files: string[], options: OptionsOf<typeof validateCommand, 1>) => validateCommand(files, { ...globals(), ...options }, io)));
 
   program
     .command('check')
@@ -146,7 +152,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .argument('<workflow...>', 'workflow files')
     .option('--json', 'print the audit as JSON on stdout: { ok, workflows: [{ file, name, triggered, apps, steps: [{ id, uses, annotations, hints, policy, headless, denied, problems }] }], secrets: [{ name, apps, steps }], denied, destructive, openWorld, problems, lock: { file, present, drifts } }')
     .addHelpText('after', '\nExit codes: 0 every step would be allowed or asked, and no tool changed since runner.lock; 1 a step would be refused or could not be checked, or a tool changed since the lock; 2 a broken config or workflow.')
-    .action(handle((files: string[], options) => checkCommand(files, { ...globals(), ...options }, io)));
+    .action(handle((files: string[], options: OptionsOf<typeof checkCommand, 1>) => checkCommand(files, { ...globals(), ...options }, io)));
 
   program
     .command('lock')
@@ -155,14 +161,14 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--update', 'accept changes to tools already in the lock')
     .option('--json', 'print { file, written, created, tools, apps, drifts } on stdout')
     .addHelpText('after', '\nExit codes: 0 written or up to date; 2 a locked tool changed (nothing written; --update accepts it) or a workflow is invalid; 1 an app could not be reached.')
-    .action(handle((files: string[], options) => lockCommand(files, { ...globals(), ...options }, io)));
+    .action(handle((files: string[], options: OptionsOf<typeof lockCommand, 1>) => lockCommand(files, { ...globals(), ...options }, io)));
 
   program
     .command('tools')
     .description('list every tool with its annotations and the policy decision that applies; APP.TOOL: its schemas and a sample step')
     .argument('[app]', 'only this app; or APP.TOOL for one tool in detail')
     .addOption(new Option('--json', 'print JSON, with each tool\'s inputSchema and outputSchema'))
-    .action(handle((app: string | undefined, options) => toolsCommand(app, { ...globals(), ...options }, io)));
+    .action(handle((app: string | undefined, options: OptionsOf<typeof toolsCommand, 1>) => toolsCommand(app, { ...globals(), ...options }, io)));
 
   program
     .command('call')
@@ -172,7 +178,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--json', 'print the run record as JSON on stdout')
     .option('--yes', 'allow the call if the policy would ask about it')
     .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
-    .action(handle((tool: string, args: string[], options) => callCommand(tool, args, { ...globals(), ...options }, io)));
+    .action(handle((tool: string, args: string[], options: OptionsOf<typeof callCommand, 2>) => callCommand(tool, args, { ...globals(), ...options }, io)));
 
   const auth = program.command('auth').description('OAuth for HTTP apps: log in, show status, log out (tokens are kept per user, never under artifacts)');
   auth
@@ -182,13 +188,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--scope <scope>', 'ask for this scope too, beside the config\'s `auth.scopes` (repeatable)', collect, [])
     .option('--no-browser', 'only print the URL; do not open a browser')
     .option('--timeout <duration>', 'how long to wait for the redirect', '5m')
-    .action(handle((app: string, options) => authLoginCommand(app, { ...globals(), ...options }, io)));
+    .action(handle((app: string, options: OptionsOf<typeof authLoginCommand, 1>) => authLoginCommand(app, { ...globals(), ...options }, io)));
   auth
     .command('status')
     .description('each app with `auth:`: its type, whether it is logged in, expiry and scopes (never a token)')
     .argument('[app]', 'only this app')
     .option('--json', 'print JSON')
-    .action(handle((app: string | undefined, options) => authStatusCommand(app, { ...globals(), ...options }, io)));
+    .action(handle((app: string | undefined, options: OptionsOf<typeof authStatusCommand, 1>) => authStatusCommand(app, { ...globals(), ...options }, io)));
   auth
     .command('logout')
     .description('delete an app\'s stored tokens and client registration')
@@ -217,7 +223,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .option('--yes', 'allow every call the policy would ask about')
       .option('--allow <glob>', 'allow asks for app.tool names matching the glob (repeatable)', collect, [])
       .option('--queue <url>', 'queue mode: dispatch app calls as jobs on this redis:// URL for `runner worker` processes (wins over `queue:`)')
-      .action(handle((files: string[], options) => serveCommand(mode, files, { ...globals(), ...options }, withQueue(io, options.queue))));
+      .action(handle((files: string[], options: OptionsOf<typeof serveCommand, 2> & QueueFlag) => serveCommand(mode, files, { ...globals(), ...options }, withQueue(io, options.queue))));
   }
 
   program
@@ -226,13 +232,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--port <n>', 'port to listen on (0: any free one)', '8787')
     .option('--host <address>', 'listen on this address instead of 127.0.0.1 (others can then see the runs)')
     .option('--allow-actions', 'allow resuming runs and starting workflows from the UI (guarded by a per-start token)')
-    .action(handle((options) => uiCommand({ ...globals(), ...options }, io)));
+    .action(handle((options: OptionsOf<typeof uiCommand, 0>) => uiCommand({ ...globals(), ...options }, io)));
 
   program
     .command('worker')
     .description('queue mode: execute app calls dispatched by `runner run` and `serve`, for every app in the config, until stopped')
     .option('--queue <url>', 'the redis:// URL of the queue (default: `queue:` in the config)')
-    .action(handle((options) => workerCommand({ ...globals(), ...options }, withQueue(io, options.queue))));
+    .action(handle((options: OptionsOf<typeof workerCommand, 0> & QueueFlag) => workerCommand({ ...globals(), ...options }, withQueue(io, options.queue))));
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -32,7 +32,7 @@ export function buildToolArguments(pairs: readonly (string | CliPair)[], inputSc
       setArgument(args, pair.name, pair.value);
       continue;
     }
-    const types = Object.hasOwn(properties, pair.name) ? typesOf(properties[pair.name]!) : [];
+    const types = Object.hasOwn(properties, pair.name) ? typesOf(properties[pair.name]) : [];
     const value = convertText(pair.text, types);
     if (value === NO_VALUE) {
       diagnostics.push({

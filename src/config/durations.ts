@@ -32,7 +32,7 @@ export function parseDuration(text: string): number | undefined {
   if (!DURATION_WHOLE.test(text)) return undefined;
   let totalMs = 0;
   for (const [, amount, unit] of text.matchAll(DURATION_PART)) {
-    totalMs += Number(amount) * UNIT_MS[unit!]!;
+    totalMs += Number(amount) * UNIT_MS[unit];
   }
   return Number.isFinite(totalMs) ? Math.round(totalMs) : undefined;
 }
@@ -43,7 +43,7 @@ export function parseRate(text: string): Rate | undefined {
   if (!match) return undefined;
   const count = Number(match[1]);
   if (!Number.isSafeInteger(count)) return undefined;
-  return { count, intervalMs: RATE_INTERVAL_MS[match[2]!]! };
+  return { count, intervalMs: RATE_INTERVAL_MS[match[2]] };
 }
 
 /** `1500` → `1.5s`, `60000` → `1m`. */

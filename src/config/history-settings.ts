@@ -25,7 +25,7 @@ export interface HistorySettings {
 export async function loadHistorySettings(options: LoadConfigOptions): Promise<HistorySettings> {
   const file = await findConfigFile(options);
   const dir = file === null ? resolve(options.cwd) : dirname(file);
-  let raw: unknown = {};
+  let raw: unknown;
   try {
     // The full loader's reading and parsing, with its bounds on size and aliases: a problem sends the file there.
     const text = file === null ? '' : await readSourceFile(file, file, []);
@@ -62,5 +62,5 @@ function readSettings(raw: unknown, dir: string): HistorySettings | undefined {
       policy.maxRuns = maxRuns;
     }
   }
-  return { artifacts: resolve(dir, (artifacts as string | undefined) ?? 'artifacts'), retention: policy, dir };
+  return { artifacts: resolve(dir, artifacts ?? 'artifacts'), retention: policy, dir };
 }

@@ -155,5 +155,6 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return `\`${value}\``;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- lists and mappings returned above: only scalars reach String()
   return `${typeof value === 'number' ? 'the number' : 'the value'} \`${String(value)}\``;
 }

@@ -7,7 +7,7 @@ import { mcpServersResolver, vsCodeResolver, type PlaceholderResolver } from './
 import type { AppDeclaration } from './normalize.js';
 import type { PathNames } from './schema-diagnostics.js';
 import type { UnusableApp } from './types.js';
-import { locatePath, readSourceFile, type YamlPath, type YamlSource } from './yaml-source.js';
+import { locatePath, readSourceFile, type YamlPath } from './yaml-source.js';
 
 // Reads apps from other MCP clients' files: the `mcpServers` of Claude
 // Desktop, Claude Code (.mcp.json) and Cursor, and the `servers` of VS Code
@@ -93,7 +93,7 @@ export async function readImportFile(request: ImportRequest, diagnostics: Diagno
   const skip = new Set(request.skip ?? []);
   for (const [fileName, entry] of Object.entries(servers)) {
     if ((only && !only.has(fileName)) || skip.has(fileName)) continue;
-    const name = request.rename && Object.hasOwn(request.rename, fileName) ? request.rename[fileName]! : fileName;
+    const name = request.rename && Object.hasOwn(request.rename, fileName) ? request.rename[fileName] : fileName;
     if (request.declared.has(name) || (isRecord(entry) && entry.disabled === true)) continue;
     const path = [...format.path, fileName];
     if (name === BUILTIN_APP) {
@@ -113,7 +113,7 @@ export async function readImportFile(request: ImportRequest, diagnostics: Diagno
       result.declarations.push({ name, raw: read.raw, source, path, names: IMPORT_NAMES, literal: true });
       continue;
     }
-    const unusable: UnusableApp = { name, location: all[0]!.location, reasons: all.map((problem) => problem.message), hint: all.find((problem) => problem.hint)?.hint };
+    const unusable: UnusableApp = { name, location: all[0].location, reasons: all.map((problem) => problem.message), hint: all.find((problem) => problem.hint)?.hint };
     result.unusable.push(unusable);
     warnings.push({
       severity: 'warning',

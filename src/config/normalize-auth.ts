@@ -10,7 +10,7 @@ import { isHttpUrl } from './http-url.js';
 import { locatePath } from './yaml-source.js';
 
 type RawAuth = NonNullable<RawApp['auth']>;
-type AuthKey = keyof RawAuth & string;
+type AuthKey = keyof RawAuth;
 
 /** Which keys each `auth.type` needs, and which it allows besides `type`. */
 const AUTH_KEYS: Record<AppAuth['type'], { required: AuthKey[]; allowed: AuthKey[] }> = {

@@ -32,6 +32,7 @@ export function renderValue(value: unknown): string {
   if (value === null || value === undefined) return 'an empty value';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- lists and mappings returned above: only scalars reach String()
   const text = String(value);
   return `\`${text.length > 60 ? `${text.slice(0, 57)}...` : text}\``;
 }
@@ -45,13 +46,13 @@ function editDistance(a: string, b: string): number {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) current[j] = Math.min(current[j]!, before[j - 2]! + 1);
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) current[j] = Math.min(current[j], before[j - 2] + 1);
     }
     before = previous;
     previous = current;
   }
-  return previous[b.length]!;
+  return previous[b.length];
 }
 
 // ---- JSON Schema errors → diagnostics ------------------------------------
@@ -103,13 +104,13 @@ function pruneBranchErrors(errors: ErrorObject[]): ErrorObject[] {
     const branches = new Map<string, ErrorObject[]>();
     for (const error of errors) {
       if (dropped.has(error) || !error.schemaPath.startsWith(prefix) || !isWithin(error.instancePath, parent.instancePath)) continue;
-      const index = error.schemaPath.slice(prefix.length).split('/', 1)[0]!;
+      const index = error.schemaPath.slice(prefix.length).split('/', 1)[0];
       branches.set(index, [...(branches.get(index) ?? []), error]);
     }
     const fitting = [...branches.values()].filter(
       (branch) => !branch.some((e) => e.instancePath === parent.instancePath && ['type', 'const', 'enum'].includes(e.keyword)),
     );
-    const keep = fitting.length === 1 && branches.size > 1 ? fitting[0]! : [];
+    const keep = fitting.length === 1 && branches.size > 1 ? fitting[0] : [];
     if (keep.length > 0) dropped.add(parent);
     for (const branch of branches.values()) for (const error of branch) if (!keep.includes(error)) dropped.add(error);
   }

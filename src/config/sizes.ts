@@ -13,7 +13,7 @@ const SIZE_WHOLE = /^(\d+(?:\.\d+)?)(B|KB|KiB|MB|MiB|GB|GiB)$/;
 export function parseSize(text: string): number | undefined {
   const match = SIZE_WHOLE.exec(text);
   if (!match) return undefined;
-  const bytes = Math.round(Number(match[1]) * UNIT_BYTES[match[2]!]!);
+  const bytes = Math.round(Number(match[1]) * UNIT_BYTES[match[2]]);
   return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 

@@ -87,7 +87,7 @@ function findSecondDocument(text: string, recorder: LayoutRecorder): YamlSyntaxE
   if (!first || secondStart === undefined) return undefined;
   const separator = /(?:^|\n)---(?:\s|$)/.exec(text.slice(first.end, secondStart));
   // Without `---`, js-yaml also counts a comment after `...` as a document.
-  if (!separator && (recorder.roots.length < 2 || recorder.roots[1]!.empty)) return undefined;
+  if (!separator && (recorder.roots.length < 2 || recorder.roots[1].empty)) return undefined;
   const offset = separator ? first.end + separator.index + separator[0].indexOf('-') : skipToContent(text, secondStart);
   return new YamlSyntaxError(offset, 'a second document starts here, and a file holds only one', true);
 }
@@ -188,7 +188,7 @@ class LayoutRecorder {
 
   /** Whether child `i` is a key with a value: it is followed by `:`, and the value is child `i + 1`. */
   private hasValue(i: number): boolean {
-    return i + 1 < this.count && isFollowedByColon(this.text, this.childEnds[i]!);
+    return i + 1 < this.count && isFollowedByColon(this.text, this.childEnds[i]);
   }
 
   private layMapping(base: number): Layout {
@@ -197,7 +197,7 @@ class LayoutRecorder {
       const hasValue = this.hasValue(i);
       // A block mapping ends with an attempt to read one more key, which finds nothing.
       if (hasValue || !this.childEmpty[i]) {
-        layout.push(String(this.childResults[i]), this.childStarts[i]!, hasValue ? this.childStarts[i + 1]! : -1);
+        layout.push(String(this.childResults[i]), this.childStarts[i], hasValue ? this.childStarts[i + 1] : -1);
       }
       i += hasValue ? 2 : 1;
     }
@@ -213,11 +213,11 @@ class LayoutRecorder {
     let from = start;
     for (let i = base; i <= count; i++) {
       const isLast = i === count;
-      const dashes = findDashes(text, from, isLast ? end : childStarts[i]!);
+      const dashes = findDashes(text, from, isLast ? end : childStarts[i]);
       const emptyCount = isLast ? dashes.length : dashes.length - 1;
-      for (let d = 0; d < emptyCount; d++) layout.push(skipBlanks(text, dashes[d]! + 1));
+      for (let d = 0; d < emptyCount; d++) layout.push(skipBlanks(text, dashes[d] + 1));
       if (isLast) break;
-      layout.push(childStarts[i]!);
+      layout.push(childStarts[i]);
       from = childEnds[i]!;
     }
     return layout;
@@ -230,9 +230,9 @@ class LayoutRecorder {
       const hasValue = this.hasValue(i);
       const item = items[layout.length];
       if (hasValue && typeof item === 'object' && item !== null) {
-        this.layouts.set(item, [String(this.childResults[i]), this.childStarts[i]!, this.childStarts[i + 1]!]);
+        this.layouts.set(item, [String(this.childResults[i]), this.childStarts[i], this.childStarts[i + 1]]);
       }
-      layout.push(this.childStarts[i]!);
+      layout.push(this.childStarts[i]);
       i += hasValue ? 2 : 1;
     }
     return layout;
@@ -296,7 +296,7 @@ function skipProperty(text: string, offset: number): number {
     return end === -1 ? text.length : end + 1;
   }
   let i = offset + 1;
-  while (i < text.length && !/[\s,[\]{}]/.test(text[i]!)) i++;
+  while (i < text.length && !/[\s,[\]{}]/.test(text[i])) i++;
   return i;
 }
 

@@ -146,12 +146,12 @@ export function locationAt(source: YamlSource, offset: number): SourceLocation {
   const at = Math.max(0, offset);
   // Loaders ask in file order: try the line of the last answer and the next few before searching.
   let line = source.lastLine ?? 0;
-  if (starts[line]! <= at) {
-    for (let tries = 0; tries < 4 && line + 1 < starts.length && starts[line + 1]! <= at; tries++) line++;
+  if (starts[line] <= at) {
+    for (let tries = 0; tries < 4 && line + 1 < starts.length && starts[line + 1] <= at; tries++) line++;
   }
-  if (starts[line]! > at || (line + 1 < starts.length && starts[line + 1]! <= at)) line = findLine(starts, at);
+  if (starts[line] > at || (line + 1 < starts.length && starts[line + 1] <= at)) line = findLine(starts, at);
   source.lastLine = line;
-  return { file: source.file, line: line + 1, col: at - starts[line]! + 1 };
+  return { file: source.file, line: line + 1, col: at - starts[line] + 1 };
 }
 
 /** The index of the last line start at or before `offset` (binary search). */
@@ -160,7 +160,7 @@ function findLine(starts: number[], offset: number): number {
   let high = starts.length - 1;
   while (low < high) {
     const middle = (low + high + 1) >> 1;
-    if (starts[middle]! <= offset) low = middle;
+    if (starts[middle] <= offset) low = middle;
     else high = middle - 1;
   }
   return low;

@@ -15,5 +15,5 @@ export function pinpointSyntaxError(text: string, options: { json?: boolean }): 
   yaml ??= require('yaml') as typeof Yaml;
   // JSON.parse keeps the last of duplicate keys; `uniqueKeys: false` matches it for imported JSON.
   const [error] = yaml.parseDocument(text, { prettyErrors: false, uniqueKeys: !options.json }).errors;
-  return error && { offset: error.pos[0], message: error.message.split('\n', 1)[0]!.trim() };
+  return error && { offset: error.pos[0], message: error.message.split('\n', 1)[0].trim() };
 }

@@ -92,6 +92,6 @@ function checkTool(at: YamlPath, name: string, locked: unknown, problem: (path: 
   }
 }
 
-function isObject(value: unknown): value is Record<string, any> {
+function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

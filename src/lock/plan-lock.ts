@@ -38,7 +38,7 @@ export async function planLock(options: { config: RunnerConfig; workflows: reado
   const live = await readLiveApps(options.apps, used.keys(), options.signal);
   const unreachable = [...live].filter((entry): entry is [string, Error] => entry[1] instanceof Error);
   if (unreachable.length > 0) {
-    const [name, error] = unreachable[0]!;
+    const [name, error] = unreachable[0];
     throw new RunnerError('app', `cannot lock the tools of app \`${name}\`: ${error.message}`, {
       hint: unreachable.length > 1 ? `also unreachable: ${unreachable.slice(1).map(([other]) => other).join(', ')}` : 'runner lock reads each tool from its app: start the app, or fix its entry in the config',
     });

@@ -39,7 +39,7 @@ export async function startCallWorkers(options: CallWorkersOptions): Promise<{ c
     const queue = new Queue(app, { connection, prefix: QUEUE_PREFIX });
     // Without a listener BullMQ prints a stack for each failed connect (a worker started before Redis is up).
     queue.on('error', (error) => options.onError?.(error));
-    await applyGlobalLimits(queue, config.apps[app]!);
+    await applyGlobalLimits(queue, config.apps[app]);
     await queue.close();
     const worker = new Worker<CallJob, CallOutcome>(app, (job, _token, signal) => processCallJob(job, host, signal), {
       connection,
@@ -95,7 +95,8 @@ export async function processCallJob(job: Job<CallJob, CallOutcome>, host: CallH
   }, host.clock);
   const controller = new AbortController();
   const onAbort = () => {
-    const reason = signal!.reason;
+    const reason: unknown = signal!.reason;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- BullMQ aborts with a string (cancelJob's reason) or an Error
     controller.abort(reason instanceof CallAbortReason ? reason : new CallAbortReason('cancelled', `the worker stopped the call${reason ? `: ${String(reason)}` : ''}`));
   };
   if (signal?.aborted) onAbort();

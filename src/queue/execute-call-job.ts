@@ -45,7 +45,7 @@ export interface CallHooks {
   /** Waiting for limits or a retry (`queued`), or the request went out (`running`). */
   onStatus?(status: 'queued' | 'running', attempt: number): void;
   onRetry?(attempt: number, delayMs: number, error: StepErrorRecord): void;
-  onProgress?(progress: { progress: number; total?: number; message?: string }): void;
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** Makes the handler answering the tool's questions for one attempt, logging into `asked`. */
   elicit?(asked: ElicitationRecord[]): ElicitationHandler;
 }
@@ -83,10 +83,10 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
               });
         const saved = await saveCallResult(job, result, host, signal, { timeoutMs: job.timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) }, files);
         outcome.outputs = outputsOf(result);
-        outcome.text = textOf(result) as string;
+        outcome.text = textOf(result);
         outcome.files = saved.files;
         if (result.isError) {
-          throw new CallError('tool', `${job.uses} reported an error: ${firstLine(textOf(result) as string) || 'no message'}`);
+          throw new CallError('tool', `${job.uses} reported an error: ${firstLine(textOf(result)) || 'no message'}`);
         }
         outcome.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
         outcome.status = 'succeeded';

@@ -11,6 +11,9 @@ import { jobIdForIntent } from './recover-calls.js';
 /** How long a cancelled job's worker has to report back before the step is given up on. */
 const CANCEL_GRACE_MS = 10_000;
 
+/** An app's queue: its jobs carry a CallJob and return a CallOutcome. */
+type CallQueue = Queue<CallJob, CallOutcome>;
+
 /** A cancel request as published on CANCEL_CHANNEL. */
 export interface CancelMessage {
   app: string;
@@ -27,7 +30,7 @@ export interface CancelMessage {
  */
 export class QueueDispatcher {
   private readonly connection;
-  private readonly queues = new Map<string, Promise<{ queue: Queue; events: QueueEvents }>>();
+  private readonly queues = new Map<string, Promise<{ queue: CallQueue; events: QueueEvents }>>();
   private publisher: Redis | undefined;
 
   constructor(
@@ -58,7 +61,7 @@ export class QueueDispatcher {
 
   private async runJob(job: CallJob, signal: AbortSignal, hooks: CallHooks, jobId?: string): Promise<CallOutcome> {
     const { queue, events } = await this.open(job.app);
-    const added: Job<CallJob, CallOutcome> = await queue.add('call', job, {
+    const added = await queue.add('call', job, {
       // Named after the journal's intent: a resume after this coordinator died finds the job's outcome (recover-calls.ts).
       ...(jobId && { jobId }),
       // Kept a while so a coordinator that listens late still finds the outcome; BullMQ retries nothing itself.
@@ -106,7 +109,7 @@ export class QueueDispatcher {
   }
 
   /** Removes a job still waiting (then nothing was sent), else asks the worker running it to abort it. */
-  private async cancel(queue: Queue, added: Job, job: CallJob, signal: AbortSignal): Promise<boolean> {
+  private async cancel(queue: CallQueue, added: Job, job: CallJob, signal: AbortSignal): Promise<boolean> {
     const reason = signal.reason instanceof CallAbortReason ? signal.reason : new CallAbortReason('cancelled', 'the run was cancelled');
     try {
       const state = await queue.getJobState(added.id!);
@@ -123,11 +126,11 @@ export class QueueDispatcher {
     return false;
   }
 
-  private open(app: string): Promise<{ queue: Queue; events: QueueEvents }> {
+  private open(app: string): Promise<{ queue: CallQueue; events: QueueEvents }> {
     let opened = this.queues.get(app);
     if (!opened) {
       opened = (async () => {
-        const queue = new Queue(app, { connection: this.connection, prefix: QUEUE_PREFIX });
+        const queue: CallQueue = new Queue(app, { connection: this.connection, prefix: QUEUE_PREFIX });
         const events = new QueueEvents(app, { connection: this.connection, prefix: QUEUE_PREFIX });
         // While Redis restarts, each reconnect attempt is an 'error'; without a listener BullMQ prints every one
         // (a stack per attempt) over the progress view. The connections retry by themselves; the run store's own

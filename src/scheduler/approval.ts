@@ -60,6 +60,7 @@ export function approverName(env: NodeJS.ProcessEnv): string {
       name = 'unknown'; // no passwd entry for this uid (some containers)
     }
   }
+  // eslint-disable-next-line no-control-regex -- control characters are what is removed
   return name.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, MAX_USER_LENGTH) || 'unknown';
 }
 

@@ -238,7 +238,7 @@ function callHooks(
 /** Copies what the call gave into its record; the history is appended to (a resumed call keeps its earlier attempts). */
 function applyOutcome(target: CallRecord, outcome: CallOutcome): void {
   if (outcome.attempts > 0) target.attempts = outcome.attempts;
-  if (outcome.outputs !== undefined) target.outputs = outcome.outputs as CallRecord['outputs'];
+  if (outcome.outputs !== undefined) target.outputs = outcome.outputs;
   if (outcome.text !== undefined) target.text = outcome.text;
   if (outcome.files !== undefined) target.files = outcome.files;
   target.history.push(...outcome.history);

@@ -146,7 +146,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   emit({ type: 'run-started', run: record });
 
   const onOuterAbort = () => {
-    const reason = options.signal?.reason;
+    const reason: unknown = options.signal?.reason;
     controller.abort(reason instanceof CallAbortReason ? reason : new CallAbortReason('cancelled', 'the run was cancelled'));
   };
   if (options.signal?.aborted) onOuterAbort();
@@ -178,7 +178,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     defaultTimeoutMs: workflow.defaults.timeoutMs ?? 60_000,
     writeBehind,
     // Nobody listening (the engine under `serve` and the bench): no event object per call and status.
-    emit: options.onEvent ? (event) => emit({ ...event, run: record } as RunEvent) : () => {},
+    emit: options.onEvent ? (event) => emit({ ...event, run: record }) : () => {},
     changed,
     journal: recorder,
     ...(dispatch && { dispatch }),
@@ -253,10 +253,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const stepDir = join(dir, step.id);
     const stepEnv: CallEnvironment = step.retry ? { ...callEnv, retry: mergeRetry(callEnv.retry, step.retry) } : callEnv;
     if (step.foreach === undefined) {
-      const call = () => runCall(step, stepRecord, stepRecord as CallRecord, context, stepDir, stepEnv);
+      const call = () => runCall(step, stepRecord, stepRecord, context, stepDir, stepEnv);
       if (stepGate && step.app !== BUILTIN_APP) {
         // Queued from here, as runCall would mark it; it starts once one of the run's calls in flight ends.
-        markQueued(step.id, stepRecord as CallRecord);
+        markQueued(step.id, stepRecord);
         await stepGate.run(call);
       } else await call();
       if (stepRecord.status !== 'waiting') stepRecord.endedAt = iso(clock);
@@ -288,7 +288,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     const earlier = resumed?.earlierItems.get(step.id) ?? [];
     const rerunUnknown = options.resume?.rerunUnknown ?? false;
     stepRecord.status = 'running';
-    stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index]! : pendingItem(index, earlier[index])));
+    stepRecord.items = items.map((_, index) => (keepsItem(earlier[index], rerunUnknown) ? earlier[index] : pendingItem(index, earlier[index])));
     emit({ type: 'step', run: record, stepId: step.id, status: 'running' });
     changed(step.id);
     // Every item to run is queued from the start, but only as many are started as can hold a slot at once:
@@ -297,11 +297,11 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     for (const item of stepRecord.items) {
       if (item.status === 'pending') {
         toRun.push(item.index);
-        markQueued(step.id, item as CallRecord, item.index);
+        markQueued(step.id, item, item.index);
       } else changed(step.id, item.index);
     }
     await runBounded(toRun, callWidth(callEnv, step.app), (index) =>
-      runCall(step, stepRecord, stepRecord.items![index]! as CallRecord, { ...context, item: items[index], index }, itemDir(stepDir, index), stepEnv, index),
+      runCall(step, stepRecord, stepRecord.items![index], { ...context, item: items[index], index }, itemDir(stepDir, index), stepEnv, index),
     );
     const results = stepRecord.items;
     stepRecord.attempts = results.reduce((sum, entry) => sum + entry.attempts, 0);
@@ -439,13 +439,13 @@ function callWidth(env: CallEnvironment, app?: string): number {
 async function runBounded(indexes: number[], width: number, task: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < indexes.length) await task(indexes[next++]!);
+    while (next < indexes.length) await task(indexes[next++]);
   };
   await Promise.all(Array.from({ length: Math.min(width, indexes.length) }, worker));
 }
 
 function finalStatus(record: RunRecord, workflow: Workflow, signal: AbortSignal): RunRecord['status'] {
-  const reason = signal.aborted ? signal.reason : undefined;
+  const reason: unknown = signal.aborted ? signal.reason : undefined;
   if (reason instanceof CallAbortReason && reason.kind === 'cancelled') return 'cancelled';
   const tolerated = new Set(workflow.steps.filter((step) => step.continueOnError).map((step) => step.id));
   const failed = record.steps.some(

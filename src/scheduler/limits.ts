@@ -37,7 +37,7 @@ export class Limits {
     };
     // An unlimited layer is skipped rather than queued through: each layer costs every call a few promises.
     const inProcess = () => this.process.run(guarded);
-    const inApp = appQueue ? () => appQueue.add(inProcess) as Promise<T> : inProcess;
+    const inApp = appQueue ? () => appQueue.add<T>(inProcess) : inProcess;
     return workflowQueue ? workflowQueue.run(inApp) : inApp();
   }
 

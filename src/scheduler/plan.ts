@@ -125,7 +125,7 @@ export async function planRun(
   workflow.steps.forEach((step, index) => {
     const tool = toolOf(step);
     if (!tool) return;
-    const planned = steps[index]!;
+    const planned = steps[index];
     for (const problem of diagnoseLiteralArguments(tool, step.with)) {
       addProblem(planned, locateArgumentProblem(workflow, step, index, problem), problem.message, problem.hint);
     }

@@ -19,7 +19,7 @@ export class Slots {
       this.active++;
       return this.execute(task);
     }
-    return new Promise<T>((resolve, reject) => this.waiting.push(() => this.execute(task).then(resolve, reject)));
+    return new Promise<T>((resolve, reject) => this.waiting.push(() => void this.execute(task).then(resolve, reject)));
   }
 
   private async execute<T>(task: () => Promise<T>): Promise<T> {

@@ -28,7 +28,7 @@ export function followOutputSchema(outputSchema: unknown, path: readonly Segment
         const open = schema.patternProperties !== undefined || (schema.additionalProperties !== undefined && schema.additionalProperties !== false);
         return open ? {} : { missing: { index, field: segment, fields: Object.keys(properties) } };
       }
-      schema = isRecord(properties[name]) ? (properties[name] as Schema) : undefined;
+      schema = isRecord(properties[name]) ? properties[name] : undefined;
     } else {
       schema = isRecord(schema.items) ? schema.items : undefined;
     }
@@ -50,7 +50,7 @@ function argumentTypes(tool: Pick<Tool, 'inputSchema'>, name: string): string[] 
   const schema = isRecord(properties) && Object.hasOwn(properties, name) ? properties[name] : undefined;
   if (!isRecord(schema)) return undefined;
   if (typeof schema.type === 'string') return [schema.type];
-  if (Array.isArray(schema.type) && schema.type.every((type) => typeof type === 'string')) return schema.type as string[];
+  if (Array.isArray(schema.type) && schema.type.every((type) => typeof type === 'string')) return schema.type;
   return undefined;
 }
 

@@ -56,9 +56,9 @@ export function diagnoseToolArguments(tool: Pick<Tool, 'inputSchema'>, args: unk
 }
 
 function compile(schema: object): ValidateFunction | null {
-  const dialect = String((schema as { $schema?: unknown }).$schema ?? '');
+  const dialect = (schema as { $schema?: unknown }).$schema;
   const { draft07, draft2020 } = ajvInstances();
-  const ajv = /draft-0[4-7]/.test(dialect) ? draft07 : draft2020;
+  const ajv = typeof dialect === 'string' && /draft-0[4-7]/.test(dialect) ? draft07 : draft2020;
   try {
     return ajv.compile(stripDialect(schema));
   } catch {
@@ -181,7 +181,7 @@ function describeError(error: ErrorObject): ArgumentProblem {
       return { message: `${where} must be one of ${JSON.stringify(allowed)}, got ${describeValue(error.data)}`, ...(closest && { hint: `did you mean \`${closest}\`?` }), path, target: 'value' };
     }
     case 'type':
-      return { message: `${where} must be ${(error.params as { type: string | string[] }).type}, got ${describeValue(error.data)}`, path, target: 'value' };
+      return { message: `${where} must be ${String((error.params as { type: string | string[] }).type)}, got ${describeValue(error.data)}`, path, target: 'value' };
     default:
       return { message: `${where} ${error.message ?? 'is invalid'}`, path, target: 'value' };
   }
@@ -192,6 +192,7 @@ function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects returned above: only scalars reach String()
   const text = JSON.stringify(value) ?? String(value);
   const shown = text.length > 40 ? `${text.slice(0, 37)}...` : text;
   return `${typeof value === 'number' ? 'a number' : typeof value === 'boolean' ? 'a boolean' : 'a string'} (${shown})`;
@@ -214,7 +215,7 @@ function containsExpression(value: unknown): boolean {
  */
 export function diagnoseLiteralArguments(tool: Pick<Tool, 'inputSchema'>, withValue: Record<string, unknown>): ArgumentProblem[] {
   const dynamic = new Set(Object.keys(withValue).filter((key) => containsExpression(withValue[key])));
-  return diagnoseToolArguments(tool, coerceToolArguments(tool, withValue)).filter((problem) => problem.target !== 'value' || !dynamic.has(problem.path[0]!));
+  return diagnoseToolArguments(tool, coerceToolArguments(tool, withValue)).filter((problem) => problem.target !== 'value' || !dynamic.has(problem.path[0]));
 }
 
 /**

@@ -206,7 +206,7 @@ export function replaceLargeStrings<T>(
     let value = kept.find((candidate) => candidate.text === text);
     if (!value) {
       const index = unused.findIndex((candidate) => candidate.text === text);
-      value = index >= 0 ? unused.splice(index, 1)[0]! : insert(text);
+      value = index >= 0 ? unused.splice(index, 1)[0] : insert(text);
       kept.push(value);
     }
     return PLACEHOLDER + value.id;

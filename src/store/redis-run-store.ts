@@ -178,7 +178,7 @@ export class RedisRunStore implements RunStore {
     const row = toObject(runRow);
     const large = this.readLargeValues(id, toObject(largeRows));
     const parse = <T>(json: string, owner: ValueOwner): T => this.large.resolve(JSON.parse(json) as T, large.get(ownerKey(owner)));
-    const run = { ...parse<Omit<RunRecord, 'steps'>>(row.record!, RUN_RECORD), dir: this.dirOf(row.workflow!, id) };
+    const run = { ...parse<Omit<RunRecord, 'steps'>>(row.record, RUN_RECORD), dir: this.dirOf(row.workflow, id) };
     const items = new Map<string, ItemRecord[]>();
     for (const [stepId, fields] of itemRows) {
       const list = Object.entries(toObject(fields)).map(([index, json]) => parse<ItemRecord>(json, { stepId, item: Number(index) }));
@@ -248,8 +248,8 @@ export class RedisRunStore implements RunStore {
     if (ids.length === 0) return [];
     const rows = valuesOf(this.client.exec({ kind: 'pipeline', commands: ids.map((id) => ['hgetall', this.keys.run(id)]) }), this.url).map((fields) => toObject(fields));
     return rows
-      .filter((row) => row.id !== undefined && (!workflows || workflows.includes(row.workflow!)))
-      .sort((a, b) => (a.id! < b.id! ? -1 : 1))
+      .filter((row) => row.id !== undefined && (!workflows || workflows.includes(row.workflow)))
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
       .map((row) => ({
         ...this.summaryOf(row),
         owner: row.owner ? { ...(JSON.parse(row.owner) as Omit<RunOwner, 'heartbeatMs'>), heartbeatMs: Number(row.heartbeatMs ?? 0) } : null,
@@ -336,9 +336,9 @@ export class RedisRunStore implements RunStore {
     if (ids.length === 0) return out;
     const lists = valuesOf(this.client.exec({ kind: 'pipeline', commands: ids.map((id) => ['lrange', this.keys.chunks(runId, id), 0, -1]) }), this.url);
     ids.forEach((id, i) => {
-      const values = out.get(index[id]!) ?? new Map<string, string>();
+      const values = out.get(index[id]) ?? new Map<string, string>();
       values.set(id, (lists[i] as string[]).map(decodeChunk).join(''));
-      out.set(index[id]!, values);
+      out.set(index[id], values);
     });
     return out;
   }
@@ -347,7 +347,7 @@ export class RedisRunStore implements RunStore {
   private waitForDurability(): void {
     if (this.durability.waitAof) {
       const [local] = this.client.call('waitaof', 1, 0, DURABLE_WAIT_MS) as number[];
-      if (local! < 1) throw new RunnerError('storage', `Redis did not fsync a durable write to its append-only file within ${DURABLE_WAIT_MS} ms`);
+      if (local < 1) throw new RunnerError('storage', `Redis did not fsync a durable write to its append-only file within ${DURABLE_WAIT_MS} ms`);
     }
     if (this.replicas > 0) {
       const acknowledged = this.client.call('wait', this.replicas, DURABLE_WAIT_MS) as number;
@@ -385,14 +385,14 @@ export class RedisRunStore implements RunStore {
 
   private summaryOf(row: Hash): RunSummary {
     return {
-      id: row.id!,
-      workflow: row.workflow!,
+      id: row.id,
+      workflow: row.workflow,
       status: row.status as RunStatus,
-      trigger: JSON.parse(row.trigger!) as RunSummary['trigger'],
-      startedAt: row.startedAt!,
+      trigger: JSON.parse(row.trigger) as RunSummary['trigger'],
+      startedAt: row.startedAt,
       endedAt: row.endedAt ?? null,
       ...(row.durationMs !== undefined && { durationMs: Number(row.durationMs) }),
-      dir: this.dirOf(row.workflow!, row.id!),
+      dir: this.dirOf(row.workflow, row.id),
     };
   }
 }

@@ -11,6 +11,7 @@ import { replaceSecrets } from '../secrets.js';
  * a reference and pull a secret out on resume.
  */
 const ESC = '\u001b';
+// eslint-disable-next-line no-control-regex -- ESC is what marks a reference
 const REFERENCE = /\u001b(\u001b|\{([A-Za-z_][A-Za-z0-9_]*)(:json)?\})/g;
 
 /** A value as the store keeps it: references in place of secrets. */

@@ -265,10 +265,10 @@ export class SqliteRunStore implements RunStore {
   listRuns(filter: RunFilter = {}): RunSummary[] {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filter.workflow !== undefined) (where.push('workflow = ?'), params.push(filter.workflow));
-    if (filter.status !== undefined) (where.push('status = ?'), params.push(filter.status));
-    if (filter.sinceMs !== undefined) (where.push('started_ms >= ?'), params.push(filter.sinceMs));
-    if (filter.beforeMs !== undefined) (where.push('started_ms < ?'), params.push(filter.beforeMs));
+    if (filter.workflow !== undefined) { where.push('workflow = ?'); params.push(filter.workflow); }
+    if (filter.status !== undefined) { where.push('status = ?'); params.push(filter.status); }
+    if (filter.sinceMs !== undefined) { where.push('started_ms >= ?'); params.push(filter.sinceMs); }
+    if (filter.beforeMs !== undefined) { where.push('started_ms < ?'); params.push(filter.beforeMs); }
     const sql =
       `SELECT id, workflow, status, trigger, started_at, ended_at, duration_ms FROM runs` +
       (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +

@@ -109,7 +109,7 @@ function applyRecovered(target: Omit<StepRecord, 'items'> | ItemRecord, outcome:
   target.status = outcome.status;
   target.error = maskError(outcome.error);
   target.attempts = Math.max(target.attempts, outcome.attempts);
-  if (outcome.outputs !== undefined) target.outputs = mapDeep(outcome.outputs, storeForm) as StepRecord['outputs'];
+  if (outcome.outputs !== undefined) target.outputs = mapDeep(outcome.outputs, storeForm);
   if (outcome.text !== undefined) target.text = storeForm(outcome.text);
   if (outcome.files !== undefined) target.files = outcome.files;
   target.history = [...(target.history ?? []), ...outcome.history.map((attempt) => ({ ...attempt, error: maskError(attempt.error) }))];

@@ -20,7 +20,7 @@ export function isRunnerOwnedPath(path: string, artifacts: string): boolean {
   if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) return false;
   const segments = rel.split(sep);
   if (segments[0] === STATE_FOLDER) return true;
-  return segments.length >= 2 && RUN_ID_PATTERN.test(segments[1]!);
+  return segments.length >= 2 && RUN_ID_PATTERN.test(segments[1]);
 }
 
 /**

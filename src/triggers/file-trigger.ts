@@ -82,7 +82,8 @@ export class FileTrigger {
     const base: WatchTriggerRecord = { type: 'watch', event: file.event, path: file.path, source: file.path, time: iso(file.stableAtMs) };
     const skip = (reason: string) => host.emit({ type: 'trigger', workflow: workflow.name, trigger: base, action: 'skipped', reason });
     if (file.event === 'unlink') {
-      if (!this.movedAway.delete(file.path)) host.launch(workflow, base);
+      // The run reports its own failures as events; its promise only says when it has ended.
+      if (!this.movedAway.delete(file.path)) void host.launch(workflow, base);
       return;
     }
     const link = await lstat(file.path).catch(() => undefined);

@@ -80,14 +80,14 @@ export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch>
   };
   // A glob watched from a parent of its base needs the levels in between too.
   const depths = globs.map((glob) => {
-    const root = roots[bases.indexOf(glob.base)]!;
+    const root = roots[bases.indexOf(glob.base)];
     return glob.depth === undefined ? undefined : glob.depth + levelsBetween(root, glob.base);
   });
   const watcher: FSWatcher = watch([...new Set(roots)], {
     ignoreInitial: !options.initial,
     followSymlinks: false,
     persistent: true,
-    ...(depths.every((depth) => depth !== undefined) && { depth: Math.max(...(depths as number[])) }),
+    ...(depths.every((depth) => depth !== undefined) && { depth: Math.max(...depths) }),
     ignored: (path: string, stats?: Stats) => isIgnored(path, stats),
   });
   for (const event of ['add', 'change', 'unlink'] as const) {

@@ -76,7 +76,7 @@ function checkAccess(access: Access, scope: ExpressionScope): Omit<AccessProblem
     case 'index':
       return checkItem(access.context, scope);
     case 'steps':
-      return path.length >= 2 ? checkStepProperty(access, path[1]!, path[2]) : undefined;
+      return path.length >= 2 ? checkStepProperty(access, path[1], path[2]) : undefined;
     default: {
       const known = CONTEXT_PROPERTIES[access.context];
       if (!known || typeof first !== 'string' || known.some((name) => name.toLowerCase() === first.toLowerCase())) return undefined;

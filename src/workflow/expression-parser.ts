@@ -43,7 +43,7 @@ const PLAIN_ACCESS = new RegExp(`^\\s*(${CONTEXT_NAMES.join('|')})((?:\\.[A-Za-z
 export function readPlainAccess(source: string): string | null | undefined {
   const match = PLAIN_ACCESS.exec(source);
   if (!match) return undefined;
-  return match[1] === 'steps' && match[2] ? match[2].slice(1).split('.', 1)[0]! : null;
+  return match[1] === 'steps' && match[2] ? match[2].slice(1).split('.', 1)[0] : null;
 }
 
 /**
@@ -53,7 +53,7 @@ export function readPlainAccess(source: string): string | null | undefined {
 export function readPlainPath(source: string): { context: string; path: string[]; position: number; tested: false } | undefined {
   const match = PLAIN_ACCESS.exec(source);
   if (!match) return undefined;
-  const context = match[1]!;
+  const context = match[1];
   // Only whitespace comes before the context name.
   return { context, path: match[2] ? match[2].slice(1).split('.') : [], position: source.indexOf(context), tested: false };
 }

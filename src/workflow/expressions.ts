@@ -184,7 +184,7 @@ function visitNodes(root: Expr, visit: (node: Expr) => void): void {
       : node instanceof Unary ? [node.expr]
       : node instanceof Grouping ? [node.group]
       : [];
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
   }
 }
 

@@ -21,7 +21,7 @@ function collectNeeds(steps: readonly GraphStep[]): { indexById: Map<string, num
   const indexById = new Map<string, number>();
   let edgeCount = 0;
   for (let i = 0; i < steps.length; i++) {
-    const step = steps[i]!;
+    const step = steps[i];
     if (!indexById.has(step.id)) indexById.set(step.id, i);
     edgeCount += step.needs.length;
   }
@@ -30,7 +30,7 @@ function collectNeeds(steps: readonly GraphStep[]): { indexById: Map<string, num
   let next = 0;
   for (let i = 0; i < steps.length; i++) {
     start[i] = next;
-    for (const id of steps[i]!.needs) {
+    for (const id of steps[i].needs) {
       const target = indexById.get(id);
       if (target !== undefined) targets[next++] = target;
     }
@@ -43,12 +43,12 @@ function collectNeeds(steps: readonly GraphStep[]): { indexById: Map<string, num
 function reverseEdges(needs: Edges): Edges {
   const count = needs.start.length - 1;
   const start = new Int32Array(count + 1);
-  for (const target of needs.targets) start[target + 1]!++;
-  for (let i = 0; i < count; i++) start[i + 1]! += start[i]!;
+  for (const target of needs.targets) start[target + 1]++;
+  for (let i = 0; i < count; i++) start[i + 1] += start[i];
   const fill = start.slice(0, count);
   const targets = new Int32Array(needs.targets.length);
   for (let from = 0; from < count; from++) {
-    for (let e = needs.start[from]!; e < needs.start[from + 1]!; e++) targets[fill[needs.targets[e]!]!++] = from;
+    for (let e = needs.start[from]; e < needs.start[from + 1]; e++) targets[fill[needs.targets[e]]++] = from;
   }
   return { start, targets };
 }
@@ -70,26 +70,26 @@ export function findCycle(steps: readonly GraphStep[]): string[] | null {
     if (state[root] !== unvisited) continue;
     state[root] = onPath;
     path.push(root);
-    nextEdge.push(needs.start[root]!);
+    nextEdge.push(needs.start[root]);
     while (path.length > 0) {
       const top = path.length - 1;
-      const node = path[top]!;
-      if (nextEdge[top]! >= needs.start[node + 1]!) {
+      const node = path[top];
+      if (nextEdge[top] >= needs.start[node + 1]) {
         state[node] = done;
         path.pop();
         nextEdge.pop();
         continue;
       }
-      const need = needs.targets[nextEdge[top]!++]!;
+      const need = needs.targets[nextEdge[top]++];
       if (state[need] === onPath) {
         const cycle = path.slice(path.lastIndexOf(need));
         cycle.push(need);
-        return cycle.map((index) => steps[index]!.id);
+        return cycle.map((index) => steps[index].id);
       }
       if (state[need] === unvisited) {
         state[need] = onPath;
         path.push(need);
-        nextEdge.push(needs.start[need]!);
+        nextEdge.push(needs.start[need]);
       }
     }
   }
@@ -111,25 +111,25 @@ export function planLevels(steps: readonly GraphStep[]): string[][] {
   const ready = new Int32Array(count);
   let tail = 0;
   for (let i = 0; i < count; i++) {
-    waitingFor[i] = needs.start[i + 1]! - needs.start[i]!;
+    waitingFor[i] = needs.start[i + 1] - needs.start[i];
     if (waitingFor[i] === 0) ready[tail++] = i;
   }
   let levelCount = tail > 0 ? 1 : 0;
   for (let head = 0; head < tail; head++) {
-    const node = ready[head]!;
-    for (let e = dependents.start[node]!; e < dependents.start[node + 1]!; e++) {
-      const dependent = dependents.targets[e]!;
-      if (level[node]! + 1 > level[dependent]!) level[dependent] = level[node]! + 1;
-      if (--waitingFor[dependent]! === 0) {
+    const node = ready[head];
+    for (let e = dependents.start[node]; e < dependents.start[node + 1]; e++) {
+      const dependent = dependents.targets[e];
+      if (level[node] + 1 > level[dependent]) level[dependent] = level[node] + 1;
+      if (--waitingFor[dependent] === 0) {
         ready[tail++] = dependent;
-        if (level[dependent]! + 1 > levelCount) levelCount = level[dependent]! + 1;
+        if (level[dependent] + 1 > levelCount) levelCount = level[dependent] + 1;
       }
     }
   }
   const levels: string[][] = Array.from({ length: levelCount }, () => []);
   for (let i = 0; i < count; i++) {
     // A step on or after a cycle never became ready.
-    if (waitingFor[i] === 0) levels[level[i]!]!.push(steps[i]!.id);
+    if (waitingFor[i] === 0) levels[level[i]].push(steps[i].id);
   }
   return levels;
 }
@@ -147,12 +147,12 @@ export function findDependents(steps: readonly GraphStep[], id: string): Set<str
   queue[tail++] = first;
   seen[first] = 1;
   for (let head = 0; head < tail; head++) {
-    const node = queue[head]!;
-    for (let e = dependents.start[node]!; e < dependents.start[node + 1]!; e++) {
-      const dependent = dependents.targets[e]!;
+    const node = queue[head];
+    for (let e = dependents.start[node]; e < dependents.start[node + 1]; e++) {
+      const dependent = dependents.targets[e];
       if (seen[dependent]) continue;
       seen[dependent] = 1;
-      found.add(steps[dependent]!.id);
+      found.add(steps[dependent].id);
       queue[tail++] = dependent;
     }
   }

@@ -76,9 +76,9 @@ export function resolveInputs(
     }
   }
   for (const entry of source.cliPairs ?? []) {
-    const pair = typeof entry === 'string' ? splitPair(entry) : entry;
-    if (!pair) {
-      diagnostics.push({ message: `\`-i ${String(entry)}\`: expected name=value` });
+    const pair = typeof entry === 'string' ? (splitPair(entry) ?? entry) : entry;
+    if (typeof pair === 'string') {
+      diagnostics.push({ message: `\`-i ${pair}\`: expected name=value` });
       continue;
     }
     const { name } = pair;

@@ -12,7 +12,7 @@ import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-co
 import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
-import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawInput, type RawStep, type RawWorkflow } from './schema.js';
+import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import { diagnoseUnusableAppUse } from '../config/unusable-apps.js';
@@ -121,7 +121,7 @@ function normalizeName(context: Context): string {
 
 function normalizeInputs(context: Context): Record<string, InputSpec> {
   if (!isRecord(context.raw.inputs)) return {};
-  const entries = Object.entries(context.raw.inputs as Record<string, RawInput>).flatMap(([name, raw]) => {
+  const entries = Object.entries(context.raw.inputs).flatMap(([name, raw]) => {
     if (!isRecord(raw)) return [];
     const type = raw.type ?? 'string';
     const hasDefault = 'default' in raw;
@@ -167,7 +167,7 @@ function normalizeSteps(context: Context): Step[] {
       else {
         diagnostics.push({
           location: locatePath(source, ['steps', i, 'id']),
-          message: `duplicate step id \`${rawStep.id}\`; the first step with it is at line ${steps[first]!.location.line}`,
+          message: `duplicate step id \`${rawStep.id}\`; the first step with it is at line ${steps[first].location.line}`,
         });
       }
     }
@@ -187,7 +187,7 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   if (app === BUILTIN_APP) checkBuiltinStep(raw, index, tool, context);
   else if (app && context.config.unusableApps && Object.hasOwn(context.config.unusableApps, app)) {
     // An imported server that cannot be used: the error is positioned in the imported file.
-    context.diagnostics.push(diagnoseUnusableAppUse(context.config.unusableApps[app]!, { uses, stepId: id, location: locatePath(context.source, ['steps', index, 'uses']) }));
+    context.diagnostics.push(diagnoseUnusableAppUse(context.config.unusableApps[app], { uses, stepId: id, location: locatePath(context.source, ['steps', index, 'uses']) }));
   } else if (app && !Object.hasOwn(context.config.apps, app)) {
     const where = context.config.file ? `apps in ${context.config.file}` : 'apps (no runner.config.yaml was found)';
     context.diagnostics.push({
@@ -220,5 +220,5 @@ function stripCondition(text: string): string {
 }
 
 function normalizeRetryDefensively(raw: unknown): Step['retry'] {
-  return typeof raw === 'number' || isRecord(raw) ? normalizeRetry(raw as Parameters<typeof normalizeRetry>[0]) : undefined;
+  return typeof raw === 'number' || isRecord(raw) ? normalizeRetry(raw) : undefined;
 }

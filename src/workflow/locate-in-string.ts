@@ -11,7 +11,7 @@ const WORD = /^(\$\{\{|[A-Za-z_][\w-]*|\S)/;
 /** The file:line:col of `value[offset]`, where `value` is the string at `path`; the string's start when it cannot tell. */
 export function locateInValue(source: YamlSource, path: YamlPath, value: string, offset: number): SourceLocation {
   const fallback = locatePath(source, path);
-  const start = source.lineStarts![fallback.line - 1]! + fallback.col - 1;
+  const start = source.lineStarts![fallback.line - 1] + fallback.col - 1;
   const { text } = source;
   const first = text[start];
   const quote = first === '"' || first === "'" ? first : '';

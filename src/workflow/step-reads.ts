@@ -97,7 +97,7 @@ export function inferValueType(value: TemplateValue, sources: TypeSources): Valu
   if (unterminatedAt !== undefined) return undefined;
   if (parts.length !== 1 || typeof only !== 'object') return 'string';
   const plain = readPlainFacts(only.source);
-  if (plain) return typeOfAccess(plain.accesses[0]!, sources);
+  if (plain) return typeOfAccess(plain.accesses[0], sources);
   const parsed = parseCached(only.source, 'template');
   return parsed.ok ? typeOfNode(parsed.expr, only.source, sources) : undefined;
 }

@@ -38,7 +38,7 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
         declared.add(id);
       }
     });
-    for (const reference of referencesByStep[i]!) {
+    for (const reference of referencesByStep[i]) {
       const locate = () => locateInValue(source, reference.path, reference.value, reference.offset);
       if (!check(step, reference.id, locate, reference.path)) continue;
       needs.add(reference.id);
@@ -50,9 +50,9 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
   const cycle = findCycle(steps);
   if (cycle) {
     // findCycle lists each step before the one it needs; show run order instead.
-    const loop = (cycle[0] === cycle[cycle.length - 1] ? cycle : [...cycle, cycle[0]!]).reverse();
+    const loop = (cycle[0] === cycle[cycle.length - 1] ? cycle : [...cycle, cycle[0]]).reverse();
     diagnostics.push({
-      location: steps[firstIndexById.get(loop[0]!) ?? 0]!.location,
+      location: steps[firstIndexById.get(loop[0]) ?? 0].location,
       message: `steps form a cycle: ${loop.join(' → ')} (each step needs the one before it)`,
       hint: 'remove one of these needs; references to `steps.<id>` in `with`, `if`, `foreach` and `elicit` count as needs too',
     });

@@ -32,7 +32,6 @@ const excelFolder = EXCEL_PLATFORMS[`${process.platform}_${process.arch}`];
 const excelBinary = excelFolder && join(modules, '@negokaz', 'excel-mcp-server', 'dist', excelFolder, `excel-mcp-server${process.platform === 'win32' ? '.exe' : ''}`);
 
 const TEST_TIMEOUT_MS = 90_000;
-const CLI_TIMEOUT_MS = 80_000;
 
 type Step = { id: string; status: string; outputs: any; text: string; files: string[]; error: unknown };
 

@@ -4,7 +4,7 @@ import { ElicitationRouter, type Elicitor } from '../../src/apps/elicitation-rou
 
 /** A transport stand-in: what the router taps is `send` (out) and `onmessage` (in). */
 function createTapped() {
-  const transport = { send: async () => undefined, onmessage: (_message: JSONRPCMessage) => undefined } as unknown as Transport;
+  const transport = { send: async () => undefined, onmessage: () => undefined } as unknown as Transport;
   const router = new ElicitationRouter();
   router.tapSend(transport);
   router.tapReceive(transport);

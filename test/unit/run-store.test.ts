@@ -316,6 +316,7 @@ describe('large strings in the store', () => {
     const db = dbOf(artifacts);
     save(store, run(id, 'wf', 'running', [{ ...step('a'), text: big('x') }, step('b')]));
     const placeholder = JSON.parse(db.stepJson(id, 'a')).text as string;
+    // eslint-disable-next-line no-control-regex -- ESC starts the placeholder of a large value
     expect(placeholder).toMatch(/^\u001blarge:/);
     // Straight into the store (as an imported run.json could) on another record, and from an app through the recorder.
     store.write({ runId: id, steps: [{ position: 1, record: { ...step('b'), text: placeholder } }] });

@@ -43,7 +43,7 @@ describe('example workflows', () => {
       const workflow = await loadWorkflow(join(workflowsDir, name), config);
       expect(workflow.steps.length).toBeGreaterThan(0);
     } catch (error) {
-      if (error instanceof RunnerError) throw new Error(error.diagnostics.map(formatDiagnostic).join('\n'));
+      if (error instanceof RunnerError) throw new Error(error.diagnostics.map(formatDiagnostic).join('\n'), { cause: error });
       throw error;
     }
   });

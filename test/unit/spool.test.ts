@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { saveResult } from '../../src/artifacts/save-result.js';
 import { LineBuffer, MessageTooLargeError } from '../../src/apps/line-buffer.js';
@@ -27,10 +28,26 @@ function createSpool(capBytes = 4 * LIMIT) {
 }
 
 /** Feeds one message line to a LineBuffer in 64 KiB chunks (incremental from 1 KiB) and reads it. */
-function deliver(buffer: LineBuffer, line: string): any {
+function feed(buffer: LineBuffer, line: string): JSONRPCMessage | null {
   const bytes = Buffer.from(`${line}\n`);
   for (let i = 0; i < bytes.length; i += 65_536) buffer.append(bytes.subarray(i, i + 65_536));
   return buffer.readMessage();
+}
+
+/** The fields of a delivered result these tests read (blocks of every kind are looked at through one shape). */
+interface Delivered {
+  result: CallToolResult & {
+    content: { data: string; text: string; resource: { blob: string } }[];
+    contents: { blob: string }[];
+    structuredContent: { data: string };
+  };
+}
+
+/** The result a line delivers. */
+function deliver(buffer: LineBuffer, line: string): Delivered {
+  const message = feed(buffer, line);
+  if (!message || !('result' in message)) throw new Error(`no result was delivered: ${JSON.stringify(message)}`);
+  return message as unknown as Delivered;
 }
 
 const callResult = (content: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content } });
@@ -123,9 +140,9 @@ describe('spooling base64 payloads', () => {
     const { dir, spool } = createSpool();
     const data = payload(200_000).toString('base64');
     const buffer = streaming(spool, 1_000_000);
-    expect(deliver(buffer, `${callResult([{ type: 'image', data, mimeType: 'image/png' }])} trailing junk`)).toBeNull();
-    expect(() => deliver(buffer, JSON.stringify({ result: { content: [{ type: 'image', data }] } }))).toThrow();
-    expect(() => deliver(buffer, callResult([{ type: 'image', data: `${data}${data}${data}${data}${data}`, mimeType: 'image/png' }]))).toThrow(MessageTooLargeError);
+    expect(feed(buffer, `${callResult([{ type: 'image', data, mimeType: 'image/png' }])} trailing junk`)).toBeNull();
+    expect(() => feed(buffer, JSON.stringify({ result: { content: [{ type: 'image', data }] } }))).toThrow();
+    expect(() => feed(buffer, callResult([{ type: 'image', data: `${data}${data}${data}${data}${data}`, mimeType: 'image/png' }]))).toThrow(MessageTooLargeError);
     expect(readdirSync(dir)).toEqual([]);
   });
 

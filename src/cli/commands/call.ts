@@ -71,7 +71,7 @@ export async function callCommand(target: string, pairs: string[], options: Call
       (hooks) => runLoaded({ config: callConfig, workflow: callWorkflow(app, toolName, args, config), inputs: args, apps, runId, policy, env: io.env, ...hooks }),
       { warned: true },
     );
-    const step = record.steps[0]!;
+    const step = record.steps[0];
     if (options.json) {
       io.stdout(JSON.stringify(maskRunRecord(record, secretValues), null, 2) + '\n');
     } else if (step.status === 'succeeded') {

@@ -170,7 +170,7 @@ function maskEvent(event: ServiceEvent, secretValues: readonly string[]): Servic
   if (secretValues.length === 0) return event;
   const mask = (text: string) => maskSecrets(text, secretValues);
   const masked = { ...event } as Record<string, unknown>;
-  for (const key of ['message', 'reason', 'path', 'diff']) if (typeof masked[key] === 'string') masked[key] = mask(masked[key] as string);
+  for (const key of ['message', 'reason', 'path', 'diff']) if (typeof masked[key] === 'string') masked[key] = mask(masked[key]);
   if ('trigger' in event && event.trigger.type === 'watch') {
     masked.trigger = { ...event.trigger, path: mask(event.trigger.path), source: mask(event.trigger.source) };
   }

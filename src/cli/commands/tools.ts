@@ -46,7 +46,7 @@ export async function toolsCommand(target: string | undefined, options: GlobalOp
   try {
     const listing: AppListing[] = await Promise.all(names.map((name) => listApp(name, context.apps(), config)));
     if (appName === undefined || appName === BUILTIN_APP) listing.push(listBuiltins());
-    if (dot > 0) return printTool(listing[0]!, target!.slice(dot + 1), options, io, config);
+    if (dot > 0) return printTool(listing[0], target!.slice(dot + 1), options, io, config);
     const print = <T>(value: T) => maskSecretsDeep(value, config.secretValues);
     if (options.json) io.stdout(JSON.stringify(print(listing), null, 2) + '\n');
     else io.stdout(print(formatListing(listing)));

@@ -10,7 +10,7 @@ const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;
 export function escapeHtml(text: string): string {
   // Most text (ids, times, statuses) has nothing to escape: a test is cheaper than a replace with a callback.
   if (!HAS_SPECIAL.test(text)) return text;
-  return text.replace(SPECIAL, (char) => ENTITIES[char]!);
+  return text.replace(SPECIAL, (char) => ENTITIES[char]);
 }
 
 /**

@@ -40,13 +40,36 @@ export function layoutGraph(nodes: readonly GraphNode[]): GraphLayout {
   return clean.length > 1 && clean.length <= DAGRE_MAX_STEPS ? layoutWithDagre(clean) : layoutByLevel(clean);
 }
 
+interface Point {
+  x: number;
+  y: number;
+}
+
+/**
+ * The part of dagre's graph used here. dagre's declarations import their own
+ * modules without extensions, which NodeNext resolution does not follow: the
+ * graph would be `any`, so what is called on it is typed here.
+ */
+interface DagreGraph {
+  setGraph(label: { rankdir: 'TB'; nodesep: number; ranksep: number; marginx: number; marginy: number }): void;
+  setDefaultEdgeLabel(label: () => object): void;
+  setNode(id: string, label: { width: number; height: number }): void;
+  setEdge(from: string, to: string): void;
+  graph(): { width?: number; height?: number };
+  node(id: string): Point;
+  edges(): { v: string; w: string }[];
+  edge(edge: { v: string; w: string }): { points?: Point[] };
+}
+
+const layoutLibrary = dagre as unknown as { graphlib: { Graph: new (options: { multigraph: boolean }) => DagreGraph }; layout(graph: DagreGraph): void };
+
 function layoutWithDagre(nodes: readonly Required<GraphNode>[]): GraphLayout {
-  const graph = new dagre.graphlib.Graph({ multigraph: false });
+  const graph = new layoutLibrary.graphlib.Graph({ multigraph: false });
   graph.setGraph({ rankdir: 'TB', nodesep: NODE_GAP, ranksep: RANK_GAP, marginx: MARGIN, marginy: MARGIN });
   graph.setDefaultEdgeLabel(() => ({}));
   for (const node of nodes) graph.setNode(node.id, { width: NODE_WIDTH, height: node.height });
   for (const node of nodes) for (const need of node.needs) graph.setEdge(need, node.id);
-  dagre.layout(graph);
+  layoutLibrary.layout(graph);
   const size = graph.graph();
   return {
     width: Math.ceil(size.width ?? 0),
@@ -56,7 +79,7 @@ function layoutWithDagre(nodes: readonly Required<GraphNode>[]): GraphLayout {
       const placed = graph.node(node.id);
       return { id: node.id, x: placed.x - NODE_WIDTH / 2, y: placed.y - node.height / 2, height: node.height };
     }),
-    edges: graph.edges().map((edge: { v: string; w: string }) => ({ from: edge.v, to: edge.w, points: graph.edge(edge).points ?? [] })),
+    edges: graph.edges().map((edge) => ({ from: edge.v, to: edge.w, points: graph.edge(edge).points ?? [] })),
   };
 }
 

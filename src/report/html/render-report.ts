@@ -98,7 +98,7 @@ function renderFilesAndLogs(record: RunRecord, data: ReportData): string {
   const links = [
     ['run.json', 'run.json (the run record)'],
     ...data.logs.map((log) => [log.path, `${log.app} log`]),
-  ].map(([path, label]) => `<li><a href="${escapeHref(path!)}">${escapeHtml(label!)}</a></li>`);
+  ].map(([path, label]) => `<li><a href="${escapeHref(path)}">${escapeHtml(label)}</a></li>`);
   const saved = record.steps.reduce((sum, step) => sum + step.files.length, 0);
   const images = [...data.thumbnails.values()].length;
   return (

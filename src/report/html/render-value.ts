@@ -8,6 +8,7 @@ const SHOWN_CHARS = 100_000;
 /** A labelled value (arguments, outputs, inputs) as pretty JSON, collapsed when large; nothing when there is none. */
 export function renderValue(label: string, value: unknown, options: { collapsed?: boolean } = {}): string {
   if (value === undefined || value === null) return '';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- String() only gets what JSON cannot show (a function, a symbol)
   let text = typeof value === 'string' ? value : JSON.stringify(value, null, 2) ?? String(value);
   const size = text.length;
   if (size > SHOWN_CHARS) text = `${text.slice(0, SHOWN_CHARS)}\n… ${size - SHOWN_CHARS} more characters (see run.json)`;
