@@ -16,11 +16,16 @@ export interface Serve {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startServe(ws: Workspace, args: string[]): Serve {
+/**
+ * Starts `runner ARGS --json` in `ws`. A test that runs concurrently with others passes its own
+ * context (`{ onTestFinished }` from the test's argument): vitest's global `onTestFinished` cannot
+ * tell concurrent tests apart, and would kill this process when another test ends.
+ */
+export function startServe(ws: Workspace, args: string[], test: { onTestFinished: typeof onTestFinished } = { onTestFinished }): Serve {
   const child = spawn(process.execPath, [cliPath, '--config', ws.config, ...args, '--json'], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
   // Killed when the test that started it ends, whatever happened (registered per test, so it holds
   // when test files share one module graph and this module is loaded once).
-  onTestFinished(() => {
+  test.onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const events: Event[] = [];

@@ -165,12 +165,13 @@ async function untilFinished(serve: Serve, workflow: string, status: string): Pr
   return serve.events.find(match)!;
 }
 
-describe('runner serve with headless-ask: wait', () => {
-  it('a cron run pauses, is approved from another process, and completes without a restart; a denied one sends nothing', async () => {
+// Each test has its own workspace and serve, and mostly waits on a schedule: they run at once.
+describe.concurrent('runner serve with headless-ask: wait', () => {
+  it('a cron run pauses, is approved from another process, and completes without a restart; a denied one sends nothing', async ({ expect, onTestFinished }) => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     ws.write('workflows/keep.yaml', everySecond('keep'));
     ws.write('workflows/drop.yaml', everySecond('drop'));
-    const serve = startServe(ws, ['serve']);
+    const serve = startServe(ws, ['serve'], { onTestFinished });
     const [keep, drop] = [await untilFinished(serve, 'keep', 'waiting'), await untilFinished(serve, 'drop', 'waiting')];
     expect(keep.summary).toContain(`runner approve ${keep.runId} purge`);
     const stored = await runInProcess(['--config', ws.config, 'runs', 'show', keep.runId, '--json'], { cwd: ws.dir });
@@ -201,10 +202,10 @@ describe('runner serve with headless-ask: wait', () => {
     expect(purges(ws)).toEqual(['after', 'purge old']);
   }, 90_000);
 
-  it('a waiting run holds back its schedule under overlap: skip, until it is answered and ends', async () => {
+  it('a waiting run holds back its schedule under overlap: skip, until it is answered and ends', async ({ expect, onTestFinished }) => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     ws.write('workflows/tick.yaml', everySecond('tick'));
-    const serve = startServe(ws, ['cron']);
+    const serve = startServe(ws, ['cron'], { onTestFinished });
     const waiting = await untilFinished(serve, 'tick', 'waiting');
     const pausedAt = serve.events.length;
     const skippedWhileWaiting = (events: Event[]) =>
@@ -220,13 +221,13 @@ describe('runner serve with headless-ask: wait', () => {
     expect(purges(ws)).toEqual(['after', 'purge old']);
   }, 90_000);
 
-  it('a watched file stays claimed while its run waits, and moves to done/ once it is approved and ends', async () => {
+  it('a watched file stays claimed while its run waits, and moves to done/ once it is approved and ends', async ({ expect, onTestFinished }) => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     ws.write(
       'workflows/inbox.yaml',
       `name: inbox\non:\n  watch:\n    paths: ["in/*.txt"]\n    debounce: 100ms\n    claim: move\n${STEPS}`,
     );
-    const serve = startServe(ws, ['watch']);
+    const serve = startServe(ws, ['watch'], { onTestFinished });
     await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
     ws.write('in/order.txt', 'one\n');
     const waiting = await untilFinished(serve, 'inbox', 'waiting');
@@ -240,17 +241,17 @@ describe('runner serve with headless-ask: wait', () => {
     expect(purges(ws)).toEqual(['after', 'purge old']);
   }, 90_000);
 
-  it('a waiting run outlives its serve: stopping does not wait for it, the next serve continues it once answered', async () => {
+  it('a waiting run outlives its serve: stopping does not wait for it, the next serve continues it once answered', async ({ expect, onTestFinished }) => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     ws.write('workflows/keep.yaml', everySecond('keep'));
-    const first = startServe(ws, ['serve']);
+    const first = startServe(ws, ['serve'], { onTestFinished });
     const waiting = await untilFinished(first, 'keep', 'waiting');
     expect(await first.stop('SIGTERM')).toBe(0);
     expect(ofType(first.events, 'stopping')[0].inFlight).toBe(0);
 
     // Answered while no runner serves it; the next serve finds it at start and goes on.
     expect((await runInProcess(['--config', ws.config, 'approve', waiting.runId, 'purge'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } })).code).toBe(0);
-    const second = startServe(ws, ['serve']);
+    const second = startServe(ws, ['serve'], { onTestFinished });
     await untilFinished(second, 'keep', 'succeeded');
     expect(ofType(second.events, 'answered')).toEqual([expect.objectContaining({ runId: waiting.runId, steps: [expect.objectContaining({ id: 'purge', decision: 'approved', by: 'ana' })] })]);
     expect(await second.stop('SIGTERM')).toBe(0);
@@ -258,10 +259,10 @@ describe('runner serve with headless-ask: wait', () => {
     expect(purges(ws)).toEqual(['after', 'purge old']);
   }, 90_000);
 
-  it('an unanswered approval expires after approval-timeout: the run ends with the step denied', async () => {
+  it('an unanswered approval expires after approval-timeout: the run ends with the step denied', async ({ expect, onTestFinished }) => {
     const ws = approvalWorkspace('{ headless-ask: wait, approval-timeout: 1s }');
     ws.write('workflows/late.yaml', everySecond('late'));
-    const serve = startServe(ws, ['cron']);
+    const serve = startServe(ws, ['cron'], { onTestFinished });
     const waiting = await untilFinished(serve, 'late', 'waiting');
     const failed = await untilFinished(serve, 'late', 'failed');
     expect(failed.runId).toBe(waiting.runId);

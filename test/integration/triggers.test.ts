@@ -110,72 +110,75 @@ describe('runner watch', () => {
   });
 });
 
-describe('stopping: SIGTERM lets runs finish within --grace, then cancels them', () => {
-  const slowWorkflow = (ms: number) =>
-    `name: slow\non:\n  watch: { paths: ["artifacts/inbox/*.txt"], debounce: 50ms, claim: move }\nsteps:\n  - id: wait\n    uses: faulty.slow\n    with: { ms: ${ms} }\n`;
+// Each test has its own workspace and processes, and mostly waits on them: they run at once.
+describe.concurrent('serve processes', () => {
+  describe('stopping: SIGTERM lets runs finish within --grace, then cancels them', () => {
+    const slowWorkflow = (ms: number) =>
+      `name: slow\non:\n  watch: { paths: ["artifacts/inbox/*.txt"], debounce: 50ms, claim: move }\nsteps:\n  - id: wait\n    uses: faulty.slow\n    with: { ms: ${ms} }\n`;
 
-  it('a run that finishes within the grace period: exit 0, file in done/', async () => {
-    const ws = faultyWorkspace({ 'slow.yaml': slowWorkflow(1_000) });
-    const serve = startServe(ws, ['serve', '--grace', '10s']);
-    await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
-    ws.write('artifacts/inbox/a.txt', 'a\n');
-    await serve.until((events) => ofType(events, 'run-started').length === 1, 'the run');
-    expect(await serve.stop('SIGTERM')).toBe(0);
-    expect(finished(serve.events).map((e) => e.status)).toEqual(['succeeded']);
-    expect(ofType(serve.events, 'stopping')[0]).toMatchObject({ inFlight: 1, graceMs: 10_000 });
-    expect(readdirSync(join(ws.artifacts, 'done'))).toEqual(['a.txt']);
-  });
-
-  it('a run still going when the grace period ends is cancelled: exit 130, recorded cancelled, file in failed/', async () => {
-    const ws = faultyWorkspace({ 'slow.yaml': slowWorkflow(60_000) });
-    const serve = startServe(ws, ['serve', '--grace', '300ms']);
-    await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
-    ws.write('artifacts/inbox/a.txt', 'a\n');
-    await serve.until((events) => ofType(events, 'run-started').length === 1, 'the run');
-    // The call is in flight: the run store says its step is running.
-    const runId = ofType(serve.events, 'run-started')[0]!.runId;
-    const stepStatus = async () => {
-      const shown = await runInProcess(['--config', ws.config, 'runs', 'show', runId, '--json'], { cwd: ws.dir });
-      return shown.code === 0 ? JSON.parse(shown.stdout).steps[0]?.status : undefined;
-    };
-    await expect.poll(stepStatus, { timeout: 15_000, interval: 50 }).toBe('running');
-    const started = Date.now();
-    expect(await serve.stop('SIGTERM')).toBe(130);
-    expect(Date.now() - started).toBeLessThan(8_000);
-    const [record] = runRecords(ws.artifacts, 'slow');
-    expect(record.status).toBe('cancelled');
-    expect(record.steps[0].error.kind).toBe('cancelled');
-    expect(readdirSync(join(ws.artifacts, 'failed'))).toEqual(['a.txt']);
-    expect(serve.stderr()).toMatch(/cancelling 1 run/);
-  });
-});
-
-describe('runner cron', () => {
-  it('two processes on one artifacts folder, every second: each occurrence runs exactly once', async () => {
-    const ws = faultyWorkspace({
-      'tick.yaml':
-        'name: tick\non:\n  schedule:\n    - cron: "* * * * * *"\n      overlap: allow\nsteps:\n  - id: work\n    uses: faulty.work\n    with: { label: "${{ trigger.occurrence }}" }\n',
+    it('a run that finishes within the grace period: exit 0, file in done/', async ({ expect, onTestFinished }) => {
+      const ws = faultyWorkspace({ 'slow.yaml': slowWorkflow(1_000) });
+      const serve = startServe(ws, ['serve', '--grace', '10s'], { onTestFinished });
+      await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
+      ws.write('artifacts/inbox/a.txt', 'a\n');
+      await serve.until((events) => ofType(events, 'run-started').length === 1, 'the run');
+      expect(await serve.stop('SIGTERM')).toBe(0);
+      expect(finished(serve.events).map((e) => e.status)).toEqual(['succeeded']);
+      expect(ofType(serve.events, 'stopping')[0]).toMatchObject({ inFlight: 1, graceMs: 10_000 });
+      expect(readdirSync(join(ws.artifacts, 'done'))).toEqual(['a.txt']);
     });
-    const a = startServe(ws, ['cron']);
-    const b = startServe(ws, ['serve']);
-    await Promise.all([a.until((e) => ofType(e, 'ready').length === 1, 'a ready'), b.until((e) => ofType(e, 'ready').length === 1, 'b ready')]);
-    // Three occurrences finished, whichever process ran them: waited for, not timed.
-    await expect.poll(() => finished([...a.events, ...b.events]).length, { timeout: 15_000, interval: 100 }).toBeGreaterThanOrEqual(3);
-    expect(await Promise.all([a.stop('SIGTERM'), b.stop('SIGTERM')])).toEqual([0, 0]);
 
-    const records = runRecords(ws.artifacts, 'tick');
-    const occurrences = records.map((record) => record.trigger.occurrence as string).sort();
-    expect(occurrences.length).toBeGreaterThanOrEqual(3);
-    expect(new Set(occurrences).size).toBe(occurrences.length); // no occurrence ran twice
-    expect(lines(ws.counter).sort()).toEqual(occurrences); // and each one's side effect happened once
-    // No gaps: consecutive seconds from the first to the last.
-    const seconds = occurrences.map((id) => Date.parse(id.slice('tick@'.length)) / 1000);
-    expect(seconds.at(-1)! - seconds[0]! + 1).toBe(seconds.length);
-    expect(records.every((record) => record.status === 'succeeded' && record.trigger.type === 'schedule')).toBe(true);
-    // Both processes saw every occurrence; for each one, the other was told it was taken.
-    const lost = [...a.events, ...b.events].filter((e) => e.type === 'trigger' && e.action === 'skipped').map((e) => e.trigger.occurrence);
-    expect(lost.every((id) => occurrences.includes(id))).toBe(true);
-    expect(readdirSync(join(ws.artifacts, '.runner', 'locks')).length).toBeGreaterThanOrEqual(occurrences.length);
+    it('a run still going when the grace period ends is cancelled: exit 130, recorded cancelled, file in failed/', async ({ expect, onTestFinished }) => {
+      const ws = faultyWorkspace({ 'slow.yaml': slowWorkflow(60_000) });
+      const serve = startServe(ws, ['serve', '--grace', '300ms'], { onTestFinished });
+      await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
+      ws.write('artifacts/inbox/a.txt', 'a\n');
+      await serve.until((events) => ofType(events, 'run-started').length === 1, 'the run');
+      // The call is in flight: the run store says its step is running.
+      const runId = ofType(serve.events, 'run-started')[0]!.runId;
+      const stepStatus = async () => {
+        const shown = await runInProcess(['--config', ws.config, 'runs', 'show', runId, '--json'], { cwd: ws.dir });
+        return shown.code === 0 ? JSON.parse(shown.stdout).steps[0]?.status : undefined;
+      };
+      await expect.poll(stepStatus, { timeout: 15_000, interval: 50 }).toBe('running');
+      const started = Date.now();
+      expect(await serve.stop('SIGTERM')).toBe(130);
+      expect(Date.now() - started).toBeLessThan(8_000);
+      const [record] = runRecords(ws.artifacts, 'slow');
+      expect(record.status).toBe('cancelled');
+      expect(record.steps[0].error.kind).toBe('cancelled');
+      expect(readdirSync(join(ws.artifacts, 'failed'))).toEqual(['a.txt']);
+      expect(serve.stderr()).toMatch(/cancelling 1 run/);
+    });
+  });
+
+  describe('runner cron', () => {
+    it('two processes on one artifacts folder, every second: each occurrence runs exactly once', async ({ expect, onTestFinished }) => {
+      const ws = faultyWorkspace({
+        'tick.yaml':
+          'name: tick\non:\n  schedule:\n    - cron: "* * * * * *"\n      overlap: allow\nsteps:\n  - id: work\n    uses: faulty.work\n    with: { label: "${{ trigger.occurrence }}" }\n',
+      });
+      const a = startServe(ws, ['cron'], { onTestFinished });
+      const b = startServe(ws, ['serve'], { onTestFinished });
+      await Promise.all([a.until((e) => ofType(e, 'ready').length === 1, 'a ready'), b.until((e) => ofType(e, 'ready').length === 1, 'b ready')]);
+      // Three occurrences finished, whichever process ran them: waited for, not timed.
+      await expect.poll(() => finished([...a.events, ...b.events]).length, { timeout: 15_000, interval: 100 }).toBeGreaterThanOrEqual(3);
+      expect(await Promise.all([a.stop('SIGTERM'), b.stop('SIGTERM')])).toEqual([0, 0]);
+
+      const records = runRecords(ws.artifacts, 'tick');
+      const occurrences = records.map((record) => record.trigger.occurrence as string).sort();
+      expect(occurrences.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(occurrences).size).toBe(occurrences.length); // no occurrence ran twice
+      expect(lines(ws.counter).sort()).toEqual(occurrences); // and each one's side effect happened once
+      // No gaps: consecutive seconds from the first to the last.
+      const seconds = occurrences.map((id) => Date.parse(id.slice('tick@'.length)) / 1000);
+      expect(seconds.at(-1)! - seconds[0]! + 1).toBe(seconds.length);
+      expect(records.every((record) => record.status === 'succeeded' && record.trigger.type === 'schedule')).toBe(true);
+      // Both processes saw every occurrence; for each one, the other was told it was taken.
+      const lost = [...a.events, ...b.events].filter((e) => e.type === 'trigger' && e.action === 'skipped').map((e) => e.trigger.occurrence);
+      expect(lost.every((id) => occurrences.includes(id))).toBe(true);
+      expect(readdirSync(join(ws.artifacts, '.runner', 'locks')).length).toBeGreaterThanOrEqual(occurrences.length);
+    });
   });
 });
 
