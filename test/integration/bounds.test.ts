@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { createWorkspace, faultyApp } from '../helpers/workspace.js';
 
@@ -20,111 +20,114 @@ function workspace(appFlags: string[], appYaml = '') {
   return { ws, run };
 }
 
-describe('waiting for an app', () => {
-  it("is bounded by the app's connect-timeout: the app is unavailable, named with the limit", async () => {
-    const { run } = workspace(['--never-answer'], '    connect-timeout: 500ms\n');
-    const result = await run('  - id: a\n    uses: faulty.echo\n');
-    expect(result.record.steps[0].error).toMatchObject({ kind: 'unavailable', outcome: 'not-sent' });
-    expect(result.record.steps[0].error.message).toMatch(/failed to start/);
-  });
-
-  it("is bounded by the step's timeout too, which covers reaching the app: the step times out, nothing was sent", async () => {
-    // connect-timeout stays at its 30 s default: only the step's timeout can end this wait in time.
-    const { run } = workspace(['--never-answer']);
-    const result = await run('  - id: a\n    uses: faulty.echo\n    timeout: 500ms\n');
-    expect(result.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'not-sent' });
-    expect(result.record.steps[0].error.message).toBe("faulty.echo was not sent: app `faulty` was not ready within the step's timeout of 500ms (timeout)");
-  });
-});
-
-describe('the size of a result', () => {
-  it('takes results past the 10 MB line cap of the SDK over stdio, up to max-result, and fails a larger one naming the limit', async () => {
-    const { run } = workspace([], '    max-result: 16MiB\n');
-    const result = await run(
-      '  - id: large\n    uses: faulty.big\n    with: { bytes: 12000000 }\n' +
-        '  - id: huge\n    uses: faulty.big\n    needs: [large]\n    with: { bytes: 20000000 }\n' +
-        '  - id: after\n    uses: faulty.echo\n    needs: [huge]\n    if: always()\n    with: { text: still here }\n',
-    );
-    expect(result.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'succeeded']);
-    expect(result.record.steps[0].text).toHaveLength(12_000_000);
-    expect(result.record.steps[1].error.kind).toBe('transport');
-    expect(result.record.steps[1].error.message).toContain('larger than its max-result of 16MiB');
-    expect(result.record.steps[2].text).toBe('still here'); // the app was started again
-  });
-});
-
-describe('an HTTP app whose response never ends', () => {
-  it('is cut off at max-result, so memory stays bounded, and the app is unavailable naming the limit', async () => {
-    let sent = 0;
-    const server = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      let open = true;
-      response.on('close', () => (open = false));
-      const pour = () => {
-        // Bounded, so the test ends even if the runner never stops reading.
-        while (open && sent < 256 * 1024 * 1024) {
-          sent += 64 * 1024;
-          if (!response.write(Buffer.alloc(64 * 1024, 0x20))) return void response.once('drain', pour);
-        }
-        response.end();
-      };
-      pour();
+// Each test has its own workspace and processes, and part of each is waiting on them: they run at once.
+describe.concurrent('bounds', () => {
+  describe('waiting for an app', () => {
+    it("is bounded by the app's connect-timeout: the app is unavailable, named with the limit", async ({ expect }) => {
+      const { run } = workspace(['--never-answer'], '    connect-timeout: 500ms\n');
+      const result = await run('  - id: a\n    uses: faulty.echo\n');
+      expect(result.record.steps[0].error).toMatchObject({ kind: 'unavailable', outcome: 'not-sent' });
+      expect(result.record.steps[0].error.message).toMatch(/failed to start/);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
-      const ws = createWorkspace(`apps:\n  endless:\n    url: http://127.0.0.1:${port}/mcp\n    max-result: 1MiB\n`);
-      const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: endless.anything\n');
-      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
-      const step = JSON.parse(result.stdout).steps[0];
-      expect(step.error).toMatchObject({ kind: 'unavailable' });
-      expect(step.error.message).toContain('larger than its max-result of 1MiB');
-      expect(sent).toBeLessThan(64 * 1024 * 1024); // the runner stopped reading long before the server's own bound
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
-});
 
-describe('a foreach fed a huge list', () => {
-  it('fails as input naming max-items before any call, and a step can raise its limit', async () => {
-    const { ws } = workspace(['--counter', 'counter.txt']);
-    const inputs = ws.write('inputs.json', JSON.stringify({ items: Array.from({ length: 100_000 }, (_, i) => i) }));
-    const workflow = ws.write(
-      'wf.yaml',
-      'name: wf\ninputs:\n  items: { type: array }\nsteps:\n  - id: each\n    uses: faulty.work\n    foreach: ${{ inputs.items }}\n  - id: few\n    uses: faulty.echo\n    foreach: [1, 2, 3]\n    max-items: 3\n',
-    );
-    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--inputs', inputs, '--json'], { cwd: ws.dir });
-    const record = JSON.parse(result.stdout);
-    expect(record.steps[0].error).toEqual({ kind: 'input', message: '`foreach` gave 100000 items, more than the limit of 10000 (step `max-items`)' });
-    expect(record.steps[1].status).toBe('succeeded');
-    expect(existsSync(join(ws.dir, 'counter.txt'))).toBe(false); // nothing was sent
+    it("is bounded by the step's timeout too, which covers reaching the app: the step times out, nothing was sent", async ({ expect }) => {
+      // connect-timeout stays at its 30 s default: only the step's timeout can end this wait in time.
+      const { run } = workspace(['--never-answer']);
+      const result = await run('  - id: a\n    uses: faulty.echo\n    timeout: 500ms\n');
+      expect(result.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'not-sent' });
+      expect(result.record.steps[0].error.message).toBe("faulty.echo was not sent: app `faulty` was not ready within the step's timeout of 500ms (timeout)");
+    });
   });
-});
 
-describe("an app's log", () => {
-  it('keeps at most max-log of a stderr flood without newlines: its beginning, a marker and its end', async () => {
-    const { run } = workspace(['--stderr-flood', String(8 * 1024 * 1024)], '    max-log: 1MiB\n');
-    const result = await run('  - id: a\n    uses: faulty.slow\n    with: { ms: 1500 }\n');
-    expect(result.code).toBe(0);
-    const log = join(result.record.dir, 'logs', 'faulty.log');
-    expect(statSync(log).size).toBeLessThanOrEqual(1024 * 1024 + 200);
-    const text = readFileSync(log, 'utf8');
-    expect(text.startsWith('#')).toBe(true);
-    expect(text).toMatch(/\[runner: [\d.]+MiB of this app's stderr left out here \(max-log\); the last part follows\]/);
-    expect(text.trimEnd().endsWith('faulty: flood done')).toBe(true);
+  describe('the size of a result', () => {
+    it('takes results past the 10 MB line cap of the SDK over stdio, up to max-result, and fails a larger one naming the limit', async ({ expect }) => {
+      const { run } = workspace([], '    max-result: 16MiB\n');
+      const result = await run(
+        '  - id: large\n    uses: faulty.big\n    with: { bytes: 12000000 }\n' +
+          '  - id: huge\n    uses: faulty.big\n    needs: [large]\n    with: { bytes: 20000000 }\n' +
+          '  - id: after\n    uses: faulty.echo\n    needs: [huge]\n    if: always()\n    with: { text: still here }\n',
+      );
+      expect(result.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+      expect(result.record.steps[0].text).toHaveLength(12_000_000);
+      expect(result.record.steps[1].error.kind).toBe('transport');
+      expect(result.record.steps[1].error.message).toContain('larger than its max-result of 16MiB');
+      expect(result.record.steps[2].text).toBe('still here'); // the app was started again
+    });
   });
-});
 
-describe('an inputs file', () => {
-  it('larger than 4MiB is refused before it is parsed, naming the file and the limit', async () => {
-    const { ws } = workspace([]);
-    const inputs = ws.write('inputs.json', JSON.stringify({ text: 'x'.repeat(5 * 1024 * 1024) }));
-    const workflow = ws.write('wf.yaml', 'name: wf\ninputs:\n  text: { type: string }\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: "${{ inputs.text }}" }\n');
-    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--inputs', inputs], { cwd: ws.dir });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('file `' + inputs + '` is too large: 5,242,891 bytes, over the limit of 4MiB for inputs files');
-    expect(existsSync(join(ws.dir, 'artifacts'))).toBe(false); // no run was started
+  describe('an HTTP app whose response never ends', () => {
+    it('is cut off at max-result, so memory stays bounded, and the app is unavailable naming the limit', async ({ expect }) => {
+      let sent = 0;
+      const server = createServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        let open = true;
+        response.on('close', () => (open = false));
+        const pour = () => {
+          // Bounded, so the test ends even if the runner never stops reading.
+          while (open && sent < 256 * 1024 * 1024) {
+            sent += 64 * 1024;
+            if (!response.write(Buffer.alloc(64 * 1024, 0x20))) return void response.once('drain', pour);
+          }
+          response.end();
+        };
+        pour();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const ws = createWorkspace(`apps:\n  endless:\n    url: http://127.0.0.1:${port}/mcp\n    max-result: 1MiB\n`);
+        const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: endless.anything\n');
+        const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+        const step = JSON.parse(result.stdout).steps[0];
+        expect(step.error).toMatchObject({ kind: 'unavailable' });
+        expect(step.error.message).toContain('larger than its max-result of 1MiB');
+        expect(sent).toBeLessThan(64 * 1024 * 1024); // the runner stopped reading long before the server's own bound
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+  });
+
+  describe('a foreach fed a huge list', () => {
+    it('fails as input naming max-items before any call, and a step can raise its limit', async ({ expect }) => {
+      const { ws } = workspace(['--counter', 'counter.txt']);
+      const inputs = ws.write('inputs.json', JSON.stringify({ items: Array.from({ length: 100_000 }, (_, i) => i) }));
+      const workflow = ws.write(
+        'wf.yaml',
+        'name: wf\ninputs:\n  items: { type: array }\nsteps:\n  - id: each\n    uses: faulty.work\n    foreach: ${{ inputs.items }}\n  - id: few\n    uses: faulty.echo\n    foreach: [1, 2, 3]\n    max-items: 3\n',
+      );
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--inputs', inputs, '--json'], { cwd: ws.dir });
+      const record = JSON.parse(result.stdout);
+      expect(record.steps[0].error).toEqual({ kind: 'input', message: '`foreach` gave 100000 items, more than the limit of 10000 (step `max-items`)' });
+      expect(record.steps[1].status).toBe('succeeded');
+      expect(existsSync(join(ws.dir, 'counter.txt'))).toBe(false); // nothing was sent
+    });
+  });
+
+  describe("an app's log", () => {
+    it('keeps at most max-log of a stderr flood without newlines: its beginning, a marker and its end', async ({ expect }) => {
+      const { run } = workspace(['--stderr-flood', String(8 * 1024 * 1024)], '    max-log: 1MiB\n');
+      const result = await run('  - id: a\n    uses: faulty.slow\n    with: { ms: 1500 }\n');
+      expect(result.code).toBe(0);
+      const log = join(result.record.dir, 'logs', 'faulty.log');
+      expect(statSync(log).size).toBeLessThanOrEqual(1024 * 1024 + 200);
+      const text = readFileSync(log, 'utf8');
+      expect(text.startsWith('#')).toBe(true);
+      expect(text).toMatch(/\[runner: [\d.]+MiB of this app's stderr left out here \(max-log\); the last part follows\]/);
+      expect(text.trimEnd().endsWith('faulty: flood done')).toBe(true);
+    });
+  });
+
+  describe('an inputs file', () => {
+    it('larger than 4MiB is refused before it is parsed, naming the file and the limit', async ({ expect }) => {
+      const { ws } = workspace([]);
+      const inputs = ws.write('inputs.json', JSON.stringify({ text: 'x'.repeat(5 * 1024 * 1024) }));
+      const workflow = ws.write('wf.yaml', 'name: wf\ninputs:\n  text: { type: string }\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: "${{ inputs.text }}" }\n');
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--inputs', inputs], { cwd: ws.dir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('file `' + inputs + '` is too large: 5,242,891 bytes, over the limit of 4MiB for inputs files');
+      expect(existsSync(join(ws.dir, 'artifacts'))).toBe(false); // no run was started
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { createWorkspace, faultyApp } from '../helpers/workspace.js';
 
@@ -17,57 +17,60 @@ function workspace(steps: string) {
   return { ws, workflow, sideEffects, cli };
 }
 
-describe('runner resume', () => {
-  it('continues a failed run without running its succeeded steps again', async () => {
-    const { workflow, sideEffects, cli } = workspace(
-      '  - id: a\n    uses: faulty.work\n    with: { label: a }\n  - id: b\n    uses: faulty.crash_once\n    needs: [a]\n  - id: c\n    uses: faulty.echo\n    with: { text: "count=${{ steps.a.outputs.count }}" }\n    needs: [b]\n',
-    );
-    const first = await cli(['run', workflow, '--json']);
-    expect(first.code).toBe(1);
-    expect(first.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'skipped']);
+// Each test has its own workspace and processes, and part of each is waiting on them: they run at once.
+describe.concurrent('resume', () => {
+  describe('runner resume', () => {
+    it('continues a failed run without running its succeeded steps again', async ({ expect }) => {
+      const { workflow, sideEffects, cli } = workspace(
+        '  - id: a\n    uses: faulty.work\n    with: { label: a }\n  - id: b\n    uses: faulty.crash_once\n    needs: [a]\n  - id: c\n    uses: faulty.echo\n    with: { text: "count=${{ steps.a.outputs.count }}" }\n    needs: [b]\n',
+      );
+      const first = await cli(['run', workflow, '--json']);
+      expect(first.code).toBe(1);
+      expect(first.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'skipped']);
 
-    const resumed = await cli(['resume', first.record.id.slice(0, 15), '--json']);
-    expect(resumed.code).toBe(0);
-    expect(resumed.record.id).toBe(first.record.id);
-    expect(resumed.record.status).toBe('succeeded');
-    expect(resumed.record.steps[0]).toEqual(first.record.steps[0]); // kept as it was
-    expect(resumed.record.steps[1].history).toHaveLength(2); // the failed attempt, then the one that worked
-    expect(resumed.record.steps[2].text).toBe("count=1"); // outputs of the kept step still feed expressions
-    expect(resumed.record.resumedAt).toHaveLength(1);
-    expect(sideEffects()).toEqual(['a']);
+      const resumed = await cli(['resume', first.record.id.slice(0, 15), '--json']);
+      expect(resumed.code).toBe(0);
+      expect(resumed.record.id).toBe(first.record.id);
+      expect(resumed.record.status).toBe('succeeded');
+      expect(resumed.record.steps[0]).toEqual(first.record.steps[0]); // kept as it was
+      expect(resumed.record.steps[1].history).toHaveLength(2); // the failed attempt, then the one that worked
+      expect(resumed.record.steps[2].text).toBe("count=1"); // outputs of the kept step still feed expressions
+      expect(resumed.record.resumedAt).toHaveLength(1);
+      expect(sideEffects()).toEqual(['a']);
 
-    const runs = await cli(['runs', '--json']);
-    expect(JSON.parse(runs.stdout).map((run: { id: string; status: string }) => [run.id, run.status])).toEqual([[first.record.id, 'succeeded']]);
-    const again = await cli(['resume', first.record.id]);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toContain('already succeeded');
-  });
+      const runs = await cli(['runs', '--json']);
+      expect(JSON.parse(runs.stdout).map((run: { id: string; status: string }) => [run.id, run.status])).toEqual([[first.record.id, 'succeeded']]);
+      const again = await cli(['resume', first.record.id]);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain('already succeeded');
+    });
 
-  it('re-runs a step whose outcome is unknown only with --rerun-unknown', async () => {
-    // The step's timeout also covers starting the app (cold in every one of these runs): leave room for that.
-    // The call outlives it only in the first run (A_DELAY_MS): the run again with --rerun-unknown need not wait for another timeout.
-    const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n    timeout: 4s\n');
-    const first = await cli(['run', workflow, '--json'], { A_DELAY_MS: '10000' });
-    expect(first.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
+    it('re-runs a step whose outcome is unknown only with --rerun-unknown', async ({ expect }) => {
+      // The step's timeout also covers starting the app (cold in every one of these runs): leave room for that.
+      // The call outlives it only in the first run (A_DELAY_MS): the run again with --rerun-unknown need not wait for another timeout.
+      const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n    timeout: 4s\n');
+      const first = await cli(['run', workflow, '--json'], { A_DELAY_MS: '10000' });
+      expect(first.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
 
-    const kept = await cli(['resume', first.record.id, '--json'], { A_DELAY_MS: '0' });
-    expect(kept.code).toBe(1);
-    expect(kept.record.steps[0].error.message).toContain('--rerun-unknown');
-    expect(sideEffects()).toEqual(['a']);
+      const kept = await cli(['resume', first.record.id, '--json'], { A_DELAY_MS: '0' });
+      expect(kept.code).toBe(1);
+      expect(kept.record.steps[0].error.message).toContain('--rerun-unknown');
+      expect(sideEffects()).toEqual(['a']);
 
-    const rerun = await cli(['resume', first.record.id, '--rerun-unknown', '--json'], { A_DELAY_MS: '0' });
-    expect(rerun.code).toBe(0);
-    // Sent once more: the timed-out attempt, then the one that ran again.
-    expect(rerun.record.steps[0]).toMatchObject({ status: 'succeeded', error: null });
-    expect(rerun.record.steps[0].history).toHaveLength(2);
-    expect(rerun.record.steps[0].history[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
-    expect(sideEffects()).toEqual(['a', 'a']);
-  });
+      const rerun = await cli(['resume', first.record.id, '--rerun-unknown', '--json'], { A_DELAY_MS: '0' });
+      expect(rerun.code).toBe(0);
+      // Sent once more: the timed-out attempt, then the one that ran again.
+      expect(rerun.record.steps[0]).toMatchObject({ status: 'succeeded', error: null });
+      expect(rerun.record.steps[0].history).toHaveLength(2);
+      expect(rerun.record.steps[0].history[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
+      expect(sideEffects()).toEqual(['a', 'a']);
+    });
 
-  it('exits 2 for a run id that does not exist', async () => {
-    const { cli } = workspace('  - id: a\n    uses: faulty.echo\n');
-    const result = await cli(['resume', '20990101']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('no run `20990101`');
+    it('exits 2 for a run id that does not exist', async ({ expect }) => {
+      const { cli } = workspace('  - id: a\n    uses: faulty.echo\n');
+      const result = await cli(['resume', '20990101']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('no run `20990101`');
+    });
   });
 });
