@@ -1,5 +1,6 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { AppRegistry } from './apps/registry.js';
+import { EarlyApps } from './apps/app-process.js';
+import type { AppRegistry } from './apps/registry.js';
 import { appsCalledBy } from './builtins/catalog.js';
 import { createRunId } from './artifacts/run-id.js';
 import type { RunRecord } from './artifacts/run-record.js';
@@ -76,9 +77,19 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   const loaded = options.resume ? await loadResume(options, options.resume.id, clock, options.policy) : { ...(await loadRun(options)), previous: undefined, store: undefined };
   const { config, workflow, inputs, previous } = loaded;
   const runId = previous?.id ?? createRunId(clock.now());
-  const apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs') });
-  // Starting an app is most of a short run: the apps start now, while the store opens and the run is set up.
-  void apps.warm(appsCalledBy(workflow.steps), options.signal);
+  // Starting an app is most of a short run: their processes start now, before the SDK is even loaded, and
+  // boot while it loads, the store opens and the run is set up; connecting to them follows once it has.
+  const called = appsCalledBy(workflow.steps);
+  const early = EarlyApps.start(config, called);
+  let apps: AppRegistry;
+  try {
+    const { AppRegistry } = await import('./apps/registry.js');
+    apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs'), early });
+  } catch (error) {
+    early.discard();
+    throw error;
+  }
+  void apps.warm(called, options.signal);
   let store: RunStore;
   let engine: Engine;
   try {

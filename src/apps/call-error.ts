@@ -1,5 +1,6 @@
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { FailureKind } from '../config/types.js';
+import { CallAbortReason } from './abort-reason.js';
 
 /**
  * Whether a failed request reached the app. `not-sent`: provably never left
@@ -30,16 +31,7 @@ export class CallError extends Error {
   }
 }
 
-/** Why a call's signal was aborted, set by whoever aborts it. */
-export class CallAbortReason extends Error {
-  constructor(
-    readonly kind: 'timeout' | 'cancelled' | 'storage',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CallAbortReason';
-  }
-}
+export { CallAbortReason };
 
 const transportCodes = new Set<string>([
   SdkErrorCode.ConnectionClosed,

@@ -23,6 +23,7 @@ import { MessageTooLargeError } from './line-buffer.js';
 import { trackChild, untrackChild } from './child-reaper.js';
 import { isAlive, listDescendants, signalAll, signalGroup } from './process-tree.js';
 import { AppStdioTransport } from './stdio-transport.js';
+import { appProcessSpec, type EarlyAppProcess } from './app-process.js';
 import { ElicitationRouter } from './elicitation-router.js';
 import { callToolAsTask, explainTaskUnavailable, requiresTask } from './task-call.js';
 import { planNegotiation, planRetry, watchForInitialize, type NegotiationPlan } from './negotiation.js';
@@ -52,6 +53,8 @@ export interface AppConnectionOptions {
    * servers (tests, embedding). Stdio and HTTP apps never need it.
    */
   connectTransport?: (app: AppConfig) => Transport;
+  /** The stdio app's process, spawned already (EarlyApps): the first transport adopts it. */
+  early?: EarlyAppProcess;
   /** Handshake timeout. @default 30000 */
   connectTimeoutMs?: number;
   signal?: AbortSignal;
@@ -148,7 +151,8 @@ export class AppConnection {
       if (!retry) throw await first.describeStartFailure(error);
       const retryPrior = retry.prior;
       verdicts.delete(app);
-      const second = new AppConnection(options, { ...plan, prior: retryPrior });
+      // The early process (if any) was the first attempt's: the second spawns its own.
+      const second = new AppConnection({ ...options, early: undefined }, { ...plan, prior: retryPrior });
       try {
         await second.start(retryPrior);
         if (retryPrior) verdicts.set(app, retryPrior);
@@ -349,10 +353,8 @@ export class AppConnection {
       });
     }
     const transport = new AppStdioTransport({
-      command: app.command,
-      args: app.args,
-      cwd: app.cwd,
-      env: { RUNNER_ARTIFACTS: artifacts, ...app.env },
+      ...appProcessSpec(app, artifacts),
+      early: this.options.early,
       maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       spoolDir: join(artifacts, '.runner', 'spool'),
     });

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { CallError } from './call-error.js';
+import type { EarlyApps } from './app-process.js';
 import { AppConnection, type AppConnectionOptions, type AppInfo } from './connection.js';
 import { VerdictStore } from './verdicts.js';
 
@@ -14,6 +15,8 @@ export interface AppRegistryOptions {
   clock?: Clock;
   /** See AppConnectionOptions.connectTransport: in-process servers instead of spawned ones. */
   connectTransport?: AppConnectionOptions['connectTransport'];
+  /** App processes the caller spawned already: each app's first connection adopts its own. Those never adopted end with closeAll. */
+  early?: EarlyApps;
 }
 
 /** One app's connection attempt, with what the restart backoff needs to know. */
@@ -112,6 +115,7 @@ export class AppRegistry {
           secretEntries: this.options.config.secretEntries,
           signal: this.closing.signal,
           connectTransport: this.options.connectTransport,
+          early: this.options.early?.take(name),
         }),
       )
       .then(
@@ -138,6 +142,7 @@ export class AppRegistry {
   /** Closes every connection, in parallel. */
   async closeAll(): Promise<void> {
     this.closed = true;
+    this.options.early?.discard();
     this.closing.abort(new CallError('cancelled', 'the runner is shutting down'));
     const all = [...this.slots.values()];
     this.slots.clear();

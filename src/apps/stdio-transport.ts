@@ -1,17 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
 import { SdkError, SdkErrorCode, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
-import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { formatBytes } from '../config/sizes.js';
+import { spawnApp, type AppProcessSpec, type EarlyAppProcess } from './app-process.js';
 import { LineBuffer } from './line-buffer.js';
 import { Spool } from './spool.js';
 
-export interface AppStdioTransportOptions {
-  command: string;
-  args?: string[];
-  /** Added to the SDK's default environment (PATH, HOME, ...). */
-  env?: Record<string, string>;
-  cwd?: string;
+export interface AppStdioTransportOptions extends AppProcessSpec {
+  /** The app's process, spawned already (EarlyApps): start adopts it instead of spawning one. */
+  early?: EarlyAppProcess;
   /** The largest message the app may send (its `max-result`). */
   maxMessageBytes: number;
   /** Where large base64 payloads of its results are spooled (`<artifacts>/.runner/spool`); without it they stay in memory. */
@@ -100,33 +97,39 @@ export class AppStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.started) return Promise.reject(new Error('AppStdioTransport already started'));
     this.started = true;
-    const { command, args = [], env, cwd } = this.options;
+    const { early } = this.options;
+    const child = early?.child ?? spawnApp(this.options);
     return new Promise((resolve, reject) => {
-      const child = spawn(command, args, {
-        env: { ...getDefaultEnvironment(), ...env },
-        stdio: ['pipe', 'pipe', 'pipe'],
-        shell: false,
-        detached: true,
-        cwd,
-      });
       this.child = child;
-      child.on('error', (error) => {
-        reject(error);
-        this.onerror?.(error);
-      });
-      child.on('spawn', () => {
+      const spawned = () => {
         if (child.pid) this.onspawn?.(child.pid);
         resolve();
-      });
-      child.on('close', () => {
+      };
+      const failed = (error: Error) => {
+        reject(error);
+        this.onerror?.(error);
+      };
+      const closed = () => {
         if (this.child === child) this.child = undefined;
         this.spool?.close();
         this.onclose?.();
-      });
-      child.stdin.on('error', (error) => this.onerror?.(error));
-      child.stdout.on('data', (chunk: Buffer) => this.receive(chunk));
-      child.stdout.on('error', (error) => this.onerror?.(error));
-      child.stderr.pipe(this.stderrStream);
+      };
+      // What an early process wrote before it was adopted comes first.
+      const held = early?.adopt();
+      for (const chunk of held?.stderr ?? []) this.stderrStream.write(chunk);
+      child.stdin!.on('error', (error) => this.onerror?.(error));
+      child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
+      child.stdout!.on('error', (error) => this.onerror?.(error));
+      child.stderr!.pipe(this.stderrStream);
+      child.stdout!.resume();
+      if (held?.stdout.length) queueMicrotask(() => held.stdout.forEach((chunk) => this.receive(chunk)));
+      // An early process may have spawned, failed or even exited before it was adopted: what it did is replayed.
+      if (early?.error) failed(early.error);
+      else child.on('error', failed);
+      if (early?.spawned) spawned();
+      else child.on('spawn', spawned);
+      if (early?.closed) queueMicrotask(closed);
+      else child.on('close', closed);
     });
   }
 

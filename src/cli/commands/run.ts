@@ -1,4 +1,4 @@
-import { CallAbortReason } from '../../apps/call-error.js';
+import { CallAbortReason } from '../../apps/abort-reason.js';
 import { killAllTracked } from '../../apps/child-reaper.js';
 import { ExitCode, type Diagnostic } from '../../errors.js';
 import { createProgressReporter } from '../../report/progress.js';
