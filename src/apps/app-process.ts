@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { RunnerConfig, StdioAppConfig } from '../config/types.js';
+import { trackChild, untrackChild } from './child-reaper.js';
 
 // Starting an app's process, apart from talking to it: this module loads no
 // MCP SDK, so a run can start its apps before it loads the SDK and the engine,
@@ -118,7 +119,10 @@ export class EarlyApps {
     for (const name of new Set(names)) {
       const app = config.apps[name];
       if (app?.transport !== 'stdio') continue;
-      early.waiting.set(name, new EarlyAppProcess(spawnApp(appProcessSpec(app, config.artifacts))));
+      const child = spawnApp(appProcessSpec(app, config.artifacts));
+      // Tracked from the start: a runner killed before it adopts the process leaves no orphan behind.
+      if (child.pid) trackChild(child.pid);
+      early.waiting.set(name, new EarlyAppProcess(child));
     }
     return early;
   }
@@ -130,12 +134,17 @@ export class EarlyApps {
     return early;
   }
 
-  /** Ends the processes nobody took: stdin closed, and the group sent SIGTERM (they never got a message). */
+  /** Ends the processes nobody took: stdin closed and SIGTERM to the group (they never got a message); SIGKILL with the runner if that is not enough. */
   discard(): void {
     for (const { child } of this.waiting.values()) {
       child.stdin?.destroy();
+      const pid = child.pid;
+      if (!pid) continue;
+      // Tracked until it exits: one that ignores SIGTERM is killed with the runner.
+      if (child.exitCode !== null || child.signalCode !== null) untrackChild(pid);
+      else child.once('exit', () => untrackChild(pid));
       try {
-        if (child.pid) process.kill(-child.pid, 'SIGTERM');
+        process.kill(-pid, 'SIGTERM');
       } catch {
         // gone already
       }
