@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliPath, createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
 
-/** Runs the CLI on a pseudo-terminal (util-linux `script`), answering prompts as they appear. */
-function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string][]): Promise<{ code: number | null; screen: string }> {
+/** Runs the CLI on a pseudo-terminal (util-linux `script`), answering prompts as they appear (typing the text, or calling the function). */
+function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string | (() => void)][]): Promise<{ code: number | null; screen: string }> {
   return new Promise((resolve) => {
     const command = [process.execPath, cliPath, ...args].map((part) => `'${part}'`).join(' ');
     const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -16,7 +16,8 @@ function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string][])
       const next = pending[0];
       if (next && next[0].test(screen)) {
         pending.shift();
-        child.stdin.write(next[1]);
+        if (typeof next[1] === 'function') next[1]();
+        else child.stdin.write(next[1]);
       }
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
@@ -30,20 +31,26 @@ function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string][])
 describe('on a terminal', () => {
   it('asks before an `ask` call and answers a tool’s question, with a live view', async () => {
     const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
-    const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.no_annotations\n  - id: b\n    uses: faulty.ask_name\n    needs: [a]\n');
+    // `hold` runs until the live view has redrawn itself in place (moved the cursor up over its 3 lines): then the test ends it.
+    const gate = join(ws.dir, 'redrawn.gate');
+    const workflow = ws.write(
+      'wf.yaml',
+      `name: wf\nsteps:\n  - id: hold\n    uses: faulty.gate\n    with: { path: ${JSON.stringify(gate)} }\n  - id: a\n    uses: faulty.no_annotations\n    needs: [hold]\n  - id: b\n    uses: faulty.ask_name\n    needs: [a]\n`,
+    );
     const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [
+      [/\x1b\[3F/, () => writeFileSync(gate, '')],
       [/Allow\? \[y\] yes, this call/, 'y\n'],
       [/name: /, 'Ada\n'],
     ]);
     expect(screen).toContain('faulty.no_annotations (step a) needs approval: destructive');
     expect(screen).toContain('to stop being asked, add under policy.rules in runner.config.yaml: - { match: "faulty.no_annotations", action: allow }');
-    expect(screen).toContain('\x1b[2F'); // the live view redraws in place
+    expect(screen).toContain('\x1b[3F'); // the live view redraws in place
     expect(code).toBe(0);
     const runDir = screen.match(/→ (\S+)\r?\n/)![1]!;
     const record = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'));
-    expect(record.steps[0]).toMatchObject({ status: 'succeeded', policy: 'allow' });
-    expect(record.steps[1]).toMatchObject({ status: 'succeeded', text: 'hello Ada' });
-    expect(record.steps[1].elicitations[0]).toMatchObject({ action: 'accept', source: 'terminal', answered: ['name'] });
+    expect(record.steps[1]).toMatchObject({ status: 'succeeded', policy: 'allow' });
+    expect(record.steps[2]).toMatchObject({ status: 'succeeded', text: 'hello Ada' });
+    expect(record.steps[2].elicitations[0]).toMatchObject({ action: 'accept', source: 'terminal', answered: ['name'] });
   });
 
   it('a refused call is denied and nothing is sent', async () => {
