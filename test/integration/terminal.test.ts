@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliPath, createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
 
+const ESC = String.fromCharCode(0x1b);
+
 /** Runs the CLI on a pseudo-terminal (util-linux `script`), answering prompts as they appear (typing the text, or calling the function). */
 function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string | (() => void)][]): Promise<{ code: number | null; screen: string }> {
   return new Promise((resolve) => {
@@ -38,7 +40,7 @@ describe('on a terminal', () => {
       `name: wf\nsteps:\n  - id: hold\n    uses: faulty.gate\n    with: { path: ${JSON.stringify(gate)} }\n  - id: a\n    uses: faulty.no_annotations\n    needs: [hold]\n  - id: b\n    uses: faulty.ask_name\n    needs: [a]\n`,
     );
     const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [
-      [/\x1b\[3F/, () => writeFileSync(gate, '')],
+      [new RegExp(`${ESC}\\[3F`), () => writeFileSync(gate, '')],
       [/Allow\? \[y\] yes, this call/, 'y\n'],
       [/name: /, 'Ada\n'],
     ]);
