@@ -6,6 +6,8 @@ const MOCKING = ['test/unit/move-file.test.ts', 'test/unit/spool-disk-full.test.
 export default defineConfig({
   test: {
     setupFiles: ['test/setup.ts'],
+    // Builds the faulty fixture app's startup snapshot (test/global-setup.ts).
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores: integration tests spawn real servers, so keep parallelism modest.

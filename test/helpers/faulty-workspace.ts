@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runInProcess } from './in-process.js';
-import { createWorkspace, faultyApp, type Workspace } from './workspace.js';
+import { createWorkspace, type Workspace, faultyArgs } from './workspace.js';
 
 export interface FaultyRun {
   ws: Workspace;
@@ -31,7 +31,7 @@ export interface FaultyOptions {
 export async function runFaulty(steps: string, options: FaultyOptions = {}): Promise<FaultyRun> {
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
-  const args = [faultyApp, '--counter', counter, '--state', join(ws.dir, 'state'), ...(options.appFlags ?? [])];
+  const args = [...faultyArgs, '--counter', counter, '--state', join(ws.dir, 'state'), ...(options.appFlags ?? [])];
   ws.write(
     'runner.config.yaml',
     `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n${options.appYaml ?? ''}${options.configYaml ?? ''}`,
@@ -65,7 +65,7 @@ export async function runFaulty(steps: string, options: FaultyOptions = {}): Pro
 export function faultyWorkspace(workflows: Record<string, string> = {}, configYaml = ''): Workspace & { counter: string; sideEffects(): string[] } {
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
-  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter])}\n${configYaml}`);
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([...faultyArgs, '--counter', counter])}\n${configYaml}`);
   for (const [name, text] of Object.entries(workflows)) ws.write(join('workflows', name), text);
   const sideEffects = () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []);
   return { ...ws, counter, sideEffects };

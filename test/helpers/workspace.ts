@@ -9,6 +9,13 @@ export const cliPath = join(repoRoot, 'dist', 'cli', 'main.js');
 export const imageApp = join(repoRoot, 'examples', 'apps', 'image', 'server.js');
 export const sheetApp = join(repoRoot, 'examples', 'apps', 'sheet', 'server.js');
 export const faultyApp = join(repoRoot, 'test', 'apps', 'faulty.js');
+/** Where test/global-setup.ts says the faulty app's startup snapshot is. */
+export const FAULTY_BLOB_ENV = 'RUNNER_TEST_FAULTY_BLOB';
+/**
+ * The arguments of `node` that start the faulty app, before its flags: from the startup snapshot
+ * test/global-setup.ts built, when there is one (the same server, started in a third of the CPU).
+ */
+export const faultyArgs: readonly string[] = process.env[FAULTY_BLOB_ENV] ? ['--snapshot-blob', process.env[FAULTY_BLOB_ENV], faultyApp] : [faultyApp];
 export const everythingApp = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
 /** A temp folder with a runner.config.yaml, for one test. */

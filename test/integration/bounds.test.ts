@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp } from '../helpers/workspace.js';
+import { createWorkspace, faultyArgs } from '../helpers/workspace.js';
 
 // What a hostile app can drive stays bounded: the time the runner waits for
 // an app that never answers its handshake, and the size of its log.
 
 function workspace(appFlags: string[], appYaml = '') {
   const ws = createWorkspace('');
-  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, ...appFlags])}\n${appYaml}`);
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([...faultyArgs, ...appFlags])}\n${appYaml}`);
   const run = async (steps: string) => {
     const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
     const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });

@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp } from '../helpers/workspace.js';
+import { createWorkspace, faultyArgs } from '../helpers/workspace.js';
 
 // The runner's own tools, `runner.transform` (JSONata) and `runner.save`:
 // data shaping between apps, with no app to start.
 
 async function run(steps: string, extra = '') {
-  const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`);
+  const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`);
   const workflow = ws.write('wf.yaml', `name: wf\n${extra}steps:\n${steps}`);
   const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
   const record = JSON.parse(result.stdout);

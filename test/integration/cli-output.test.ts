@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { cliPath, createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, runCli, faultyArgs } from '../helpers/workspace.js';
 
 // What the runner's own process prints: stdout that closes early (`runner runs | head -2`)
 // and stdout that must hold one JSON document under --json. Those need the real process and
@@ -15,7 +15,7 @@ function faultyWorkspace(appFlags: string[] = [], workflow = 'name: wf\nsteps:\n
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
   const pidFile = join(ws.dir, 'app-pids.txt');
-  const args = [faultyApp, '--counter', counter, '--pid-file', pidFile, ...appFlags];
+  const args = [...faultyArgs, '--counter', counter, '--pid-file', pidFile, ...appFlags];
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n`);
   const readLines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
   return { ws, workflow: ws.write('wf.yaml', workflow), counterLines: () => readLines(counter), appPids: () => readLines(pidFile).map(Number) };
@@ -115,7 +115,7 @@ describe.concurrent('cli output', () => {
 
   describe('progress without a terminal', () => {
     it('says queued until a call is sent, prints app progress, counts foreach items instead of listing them, and ends naming the outputs', async ({ expect }) => {
-      const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n    concurrency: 1\n`);
+      const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n    concurrency: 1\n`);
       const workflow = ws.write(
         'wf.yaml',
         [

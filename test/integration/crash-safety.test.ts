@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { cliPath, createWorkspace, faultyApp, type CliResult } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, type CliResult, faultyArgs } from '../helpers/workspace.js';
 
 const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 3);
 const SEED = Number(process.env.CRASH_SEED ?? 20_261_130);
@@ -71,7 +71,7 @@ function createCrashWorkspace(steps: string) {
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
   const pidFile = join(ws.dir, 'pids.txt');
-  const appArgs = [faultyApp, '--counter', counter, '--pid-file', pidFile];
+  const appArgs = [...faultyArgs, '--counter', counter, '--pid-file', pidFile];
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(appArgs)}\n`);
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
   const readLines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'vitest';
 import { startServe } from '../helpers/serve.js';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
+import { createWorkspace, type Workspace, faultyArgs } from '../helpers/workspace.js';
 
 // What the run store promises, through the CLI: secrets never stored and
 // never lost on resume, short secrets that cannot break the record, foreach
@@ -19,7 +19,7 @@ function faultyWorkspace(extraConfig = ''): Workspace & { counter: string; lines
   const counter = join(ws.dir, 'counter.txt');
   ws.write(
     'runner.config.yaml',
-    `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter, '--state', join(ws.dir, 'state')])}\n${extraConfig}`,
+    `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([...faultyArgs, '--counter', counter, '--state', join(ws.dir, 'state')])}\n${extraConfig}`,
   );
   const lines = () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []);
   return { ...ws, counter, lines };
@@ -156,7 +156,7 @@ describe.concurrent('the run store through the CLI', () => {
       const ws = faultyWorkspace();
       ws.write(
         'runner.config.yaml',
-        `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp])}\n    timeout: 300ms\n`,
+        `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n    timeout: 300ms\n`,
       );
       const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.hang\n  - id: b\n    uses: faulty.slow\n    with: { ms: 600 }\n    timeout: 5s\n');
       const result = await cli(ws, ['run', workflow, '--json']);

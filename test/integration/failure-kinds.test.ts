@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAlive } from '../../src/apps/process-tree.js';
 import { runInProcess } from '../helpers/in-process.js';
-import { cliPath, createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, type Workspace, faultyArgs } from '../helpers/workspace.js';
 
 /** A workspace with the faulty app, a side-effect counter and one workflow built from `steps`. */
 function faultyWorkspace(steps: string, appFlags: string[] = []): { ws: Workspace; workflow: string; counter: string } {
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
-  const args = [faultyApp, '--counter', counter, '--state', join(ws.dir, 'state'), ...appFlags];
+  const args = [...faultyArgs, '--counter', counter, '--state', join(ws.dir, 'state'), ...appFlags];
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n`);
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
   return { ws, workflow, counter };

@@ -6,15 +6,13 @@
 // in scheduler, run-history and failure-kinds.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { Client, ProtocolError, SdkError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { faultyArgs } from '../helpers/workspace.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const FAULTY = join(repo, 'test/apps/faulty.js');
 const MODERN = '2026-07-28';
 
 // auto: versionNegotiation 'auto' (2026-07-28 when offered); plain: the SDK default (2025 initialize).
@@ -99,7 +97,7 @@ function newClient(era: Era): Client {
 /** Spawn faulty.js with `flags`; connect() may reject, in which case the rejection propagates. */
 async function start(flags: string[], era: Era = 'auto', connectOptions?: { timeout?: number }, owner = started): Promise<Started> {
   const client = newClient(era);
-  const transport = new StdioClientTransport({ command: process.execPath, args: [FAULTY, ...flags], stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...faultyArgs, ...flags], stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { STARTER_SERVER_PACKAGE } from '../../src/cli/commands/init.js';
 import { startServe } from '../helpers/serve.js';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, everythingApp, faultyApp, repoRoot } from '../helpers/workspace.js';
+import { createWorkspace, everythingApp, repoRoot, faultyArgs } from '../helpers/workspace.js';
 
 // A new user's first minutes: `runner init`, a .env file, `-i key=@file.json`,
 // and watch paths in the home folder, through the CLI.
@@ -67,7 +67,7 @@ describe('runner init', () => {
 
 describe('.env beside the config', () => {
   it('fills ${VAR} in the config; the real environment wins', async () => {
-    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}, --name, "\${SERVER_NAME}"]\n`);
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${faultyArgs.map((arg) => JSON.stringify(arg)).join(', ')}, --name, "\${SERVER_NAME}"]\n`);
     ws.write('.env', 'SERVER_NAME=from-dotenv\n');
     const fromFile = await runInProcess(['tools', 'faulty'], { cwd: ws.dir });
     expect(fromFile.code).toBe(0);
@@ -79,7 +79,7 @@ describe('.env beside the config', () => {
 
 describe('-i key=@file.json', () => {
   const workspace = () => {
-    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`);
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`);
     ws.write('wf.yaml', 'name: wf\ninputs:\n  rows: { type: array }\nsteps:\n  - id: show\n    uses: faulty.echo\n    with: { text: "${{ toJSON(inputs.rows) }}" }\n');
     return ws;
   };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, listDescendants } from '../../src/apps/process-tree.js';
 import { readProcessStart } from '../../src/process-info.js';
-import { cliPath, createWorkspace, faultyApp, repoRoot } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, repoRoot, faultyArgs } from '../helpers/workspace.js';
 
 const POLL_EVERY_MS = 50;
 
@@ -27,7 +27,7 @@ afterEach(() => {
 function workspace(steps: string, flags: string[]) {
   const ws = createWorkspace('');
   const pidFile = join(ws.dir, 'app.pid');
-  const args = [faultyApp, ...flags, '--pid-file', pidFile];
+  const args = [...faultyArgs, ...flags, '--pid-file', pidFile];
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n`);
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
   return { ws, workflow, pidFile };

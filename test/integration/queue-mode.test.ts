@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { killListedPids, linesOf } from '../helpers/pid-files.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { cliPath, createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, type Workspace, faultyArgs } from '../helpers/workspace.js';
 
 // Queue mode end to end: a real redis-server, `runner worker` processes, `runner run --queue`.
 // Each worker's faulty app appends to its own counter file (COUNTER differs per worker), so the files
@@ -62,7 +62,7 @@ async function stopWorkers(list: WorkerProcess[]): Promise<void> {
 /** Writes config `name`: `concurrency` calls at a time per process, and faulty apps by name with their extra YAML. */
 function writeConfig(name: string, concurrency: number, apps: Record<string, string>): string {
   // Each app counts into `$COUNTER.<app>.txt`: COUNTER names the worker; a coordinator has none.
-  const args = (app: string) => [faultyApp, '--counter', `\${COUNTER:-${join(ws.dir, 'coordinator')}}.${app}.txt`, '--state', join(ws.dir, 'state'), '--pid-file', join(ws.dir, 'app-pids.txt')];
+  const args = (app: string) => [...faultyArgs, '--counter', `\${COUNTER:-${join(ws.dir, 'coordinator')}}.${app}.txt`, '--state', join(ws.dir, 'state'), '--pid-file', join(ws.dir, 'app-pids.txt')];
   const entries = Object.entries(apps).map(([app, extra]) => `  ${app}:\n    command: node\n    args: ${JSON.stringify(args(app))}\n${extra}`);
   return ws.write(name, `artifacts: artifacts\nconcurrency: ${concurrency}\napps:\n${entries.join('')}`);
 }

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { killListedPids, linesOf } from '../helpers/pid-files.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { cliPath, createWorkspace, faultyApp, type Workspace } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, type Workspace, faultyArgs } from '../helpers/workspace.js';
 
 // Queue mode riding through failures of the parts around a run: Redis restarting mid-call, and the
 // coordinator killed mid-run and resumed from another folder (another "machine"). Real processes throughout.
@@ -65,7 +65,7 @@ function openGate(path: string): void {
 
 /** A config whose app `faulty` appends each side effect to `counter` (the same file from every folder). */
 function configFor(counter: string): string {
-  const args = [faultyApp, '--counter', counter, '--pid-file', join(ws.dir, 'app-pids.txt')];
+  const args = [...faultyArgs, '--counter', counter, '--pid-file', join(ws.dir, 'app-pids.txt')];
   return `artifacts: artifacts\nconcurrency: 4\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n`;
 }
 

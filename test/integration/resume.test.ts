@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp } from '../helpers/workspace.js';
+import { createWorkspace, faultyArgs } from '../helpers/workspace.js';
 
 function workspace(steps: string) {
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
-  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', counter, '--state', join(ws.dir, 'state')])}\n`);
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([...faultyArgs, '--counter', counter, '--state', join(ws.dir, 'state')])}\n`);
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
   const sideEffects = () => readFileSync(counter, 'utf8').split('\n').filter(Boolean);
   const cli = async (args: string[], env: NodeJS.ProcessEnv = {}) => {

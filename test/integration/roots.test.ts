@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp, repoRoot } from '../helpers/workspace.js';
+import { createWorkspace, repoRoot, faultyArgs } from '../helpers/workspace.js';
 
 // server-filesystem replaces the folders it was started with by the client's
 // roots. The default roots of an app are the artifacts folder plus every
@@ -43,7 +43,7 @@ async function allowedDirectories(appExtra: string) {
   ws.write(
     'runner.config.yaml',
     `artifacts: artifacts\napps:\n  fs:\n    command: node\n    args: [${JSON.stringify(filesystemServer)}, data]\n${appExtra}` +
-      `  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`,
+      `  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`,
   );
   const workflow = ws.write('wf.yaml', WORKFLOW);
   const running = runInProcess(['--config', ws.config, 'run', workflow, '--json', '-i', `gate=${gate}`], { cwd: ws.dir });

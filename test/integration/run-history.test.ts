@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { cliPath, createWorkspace, faultyApp, repoRoot, type CliResult, type Workspace } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, repoRoot, type CliResult, type Workspace, faultyArgs } from '../helpers/workspace.js';
 
 interface RunSummary {
   id: string;
@@ -59,10 +59,10 @@ function historyWorkspace(workflows: Record<string, string>, configYaml = ''): H
       'apps:',
       '  faulty:',
       '    command: node',
-      `    args: ${JSON.stringify([faultyApp, '--counter', counter])}`,
+      `    args: ${JSON.stringify([...faultyArgs, '--counter', counter])}`,
       '  broken:',
       '    command: node',
-      `    args: ${JSON.stringify([faultyApp, '--crash-on-start'])}`,
+      `    args: ${JSON.stringify([...faultyArgs, '--crash-on-start'])}`,
       configYaml,
     ].join('\n'),
   );

@@ -3,11 +3,11 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { cliPath, createWorkspace, demoAppsYaml, faultyApp, repoRoot, runCli } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, demoAppsYaml, repoRoot, runCli, faultyArgs } from '../helpers/workspace.js';
 
 describe('run.json', () => {
   it('is valid JSON whenever it is read, and follows the run while it changes', async () => {
-    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`);
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`);
     const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: quick\n    uses: faulty.echo\n  - id: slow\n    uses: faulty.slow\n    needs: [quick]\n    with: { ms: 1500 }\n');
     const child = spawn(process.execPath, [cliPath, '--config', ws.config, 'run', workflow], { cwd: ws.dir, stdio: 'ignore' });
     const exited = new Promise((resolve) => child.on('close', resolve));
@@ -34,7 +34,7 @@ describe('run.json', () => {
 
 describe('secrets', () => {
   it('never shows a secret value anywhere the runner writes', async () => {
-    const ws = createWorkspace(`secrets: [API_TOKEN]\napps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`);
+    const ws = createWorkspace(`secrets: [API_TOKEN]\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`);
     const workflow = ws.write(
       'wf.yaml',
       'name: wf\nsteps:\n  - id: a\n    uses: faulty.echo\n    with: { text: "token=${{ env.API_TOKEN }}" }\n  - id: b\n    uses: faulty.fail\n    with: { message: "bad ${{ env.API_TOKEN }}" }\n',

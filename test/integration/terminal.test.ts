@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliPath, createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, runCli, faultyArgs } from '../helpers/workspace.js';
 
 const ESC = String.fromCharCode(0x1b);
 
@@ -32,7 +32,7 @@ function runOnTerminal(args: string[], cwd: string, answers: [RegExp, string | (
 
 describe('on a terminal', () => {
   it('asks before an `ask` call and answers a tool’s question, with a live view', async () => {
-    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\npolicy:\n  open-world: allow\n`);
     // `hold` runs until the live view has redrawn itself in place (moved the cursor up over its 3 lines): then the test ends it.
     const gate = join(ws.dir, 'redrawn.gate');
     const workflow = ws.write(
@@ -56,7 +56,7 @@ describe('on a terminal', () => {
   });
 
   it('a refused call is denied and nothing is sent', async () => {
-    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\npolicy:\n  open-world: allow\n`);
     const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.no_annotations\n');
     const { code, screen } = await runOnTerminal(['--config', ws.config, 'run', workflow], ws.dir, [[/Allow\? \[y\] yes, this call/, 'n\n']]);
     expect(code).toBe(1);
@@ -64,7 +64,7 @@ describe('on a terminal', () => {
   });
 
   it('asks once for a whole foreach, and not again for a tool allowed for the rest of the run', async () => {
-    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\npolicy:\n  open-world: allow\n`);
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\npolicy:\n  open-world: allow\n`);
     const workflow = ws.write(
       'wf.yaml',
       'name: wf\nsteps:\n  - id: each\n    uses: faulty.no_annotations\n    foreach: [1, 2, 3]\n  - id: again\n    uses: faulty.no_annotations\n    needs: [each]\n',
@@ -80,7 +80,7 @@ describe('on a terminal', () => {
 
   it('resuming a waiting run on a terminal asks about a step nobody answered, and records that answer as its approval', async () => {
     const ws = createWorkspace('');
-    ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([faultyApp, '--counter', join(ws.dir, 'counter.txt')])}\npolicy:\n  headless-ask: wait\n`);
+    ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([...faultyArgs, '--counter', join(ws.dir, 'counter.txt')])}\npolicy:\n  headless-ask: wait\n`);
     const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: one\n    uses: faulty.purge\n  - id: two\n    uses: faulty.purge\n');
     const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     const { id } = JSON.parse(first.stdout);

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp, imageApp, type Workspace } from '../helpers/workspace.js';
+import { createWorkspace, imageApp, type Workspace, faultyArgs } from '../helpers/workspace.js';
 
 // `runner tools` (listing, one tool in detail, the built-ins) and `runner call`
 // (one tool call as a recorded run), through the CLI.
 
-const faultyYaml = (name = 'faulty') => `  ${name}:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`;
+const faultyYaml = (name = 'faulty') => `  ${name}:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`;
 // Nothing listens on port 1: the connection is refused at once.
 const downYaml = '  quote-http:\n    url: http://127.0.0.1:1/mcp\n';
 

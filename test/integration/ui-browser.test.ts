@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, type Browser } from '../helpers/browser.js';
-import { cliPath, createWorkspace, faultyApp } from '../helpers/workspace.js';
+import { cliPath, createWorkspace, faultyArgs } from '../helpers/workspace.js';
 
 // `runner ui --allow-actions` in Chromium: start a workflow from the runs
 // list, land on its page while it runs, and watch the page turn to succeeded
@@ -37,7 +37,7 @@ function startUi(dir: string, config: string): Promise<string> {
 
 describe('runner ui in a browser', () => {
   it('starts a workflow from the list and follows its page from running to succeeded without a reload', async () => {
-    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: [${JSON.stringify(faultyApp)}]\n`);
+    const ws = createWorkspace(`apps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`);
     // The first step runs until the test has seen the page show it running.
     const gate = join(ws.dir, 'gate-open');
     ws.write(

@@ -10,7 +10,7 @@ import { isAlive, signalGroup } from '../../src/apps/process-tree.js';
 import { AppRegistry } from '../../src/apps/registry.js';
 import { AppStdioTransport } from '../../src/apps/stdio-transport.js';
 import type { RunnerConfig } from '../../src/config/types.js';
-import { faultyApp } from '../helpers/workspace.js';
+import { faultyArgs } from '../helpers/workspace.js';
 
 // App processes started before anyone talks to them (a run starts its apps before it loads the SDK),
 // then adopted by the stdio transport: whatever the process did meanwhile must reach the transport.
@@ -95,7 +95,7 @@ describe('EarlyApps', () => {
       secretValues: [],
       secretEntries: [],
       apps: {
-        faulty: { name: 'faulty', transport: 'stdio', command: globalThis.process.execPath, args: [faultyApp, '--pid-file', pidFile], env: {}, cwd: artifacts, roots: false },
+        faulty: { name: 'faulty', transport: 'stdio', command: globalThis.process.execPath, args: [...faultyArgs, '--pid-file', pidFile], env: {}, cwd: artifacts, roots: false },
         web: { name: 'web', transport: 'http', url: 'http://127.0.0.1:9/mcp', headers: {}, roots: false },
       },
     }) as unknown as RunnerConfig;
