@@ -71,7 +71,8 @@ export async function main() {
   if (options.ignoreStdinClose) setInterval(() => {}, 1 << 30);
   if (options.grandchildPidFile) spawnGrandchild(options.grandchildPidFile);
   if (options.junkStdout) [0, 1].forEach(writeJunk);
-  if (options.stderrFloodBytes) void floodStderr(Number(options.stderrFloodBytes));
+  // Before serving: a run that reaches the app has all of it in its log, however slow the reading.
+  if (options.stderrFloodBytes) await floodStderr(Number(options.stderrFloodBytes));
   if (options.slowStartMs > 0) await sleep(options.slowStartMs);
 
   if (options.failHandshake) {

@@ -19,7 +19,7 @@
 //   --state DIR            folder for marker files (crash_once)
 //   --name NAME            server name (default `faulty`)
 //   --pid-file FILE        append this process's pid as a line to FILE at start
-//   --stderr-flood BYTES   write BYTES of stderr without a newline (`#…#\r` chunks), then `faulty: flood done`
+//   --stderr-flood BYTES   before serving, write BYTES of stderr without a newline (`#…#\r` chunks), then `faulty: flood done`
 //
 // Tools (RO read-only, I idempotent; all openWorldHint false, destructiveHint false):
 //   echo {text?, delayMs?}             RO I   text + structuredContent {text}; no I/O on this path
