@@ -1,8 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createWorkspace, repoRoot, type Workspace } from './workspace.js';
-
-const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
+import { createWorkspace, shiftingArgs, type Workspace } from './workspace.js';
 
 /** A tool as test/apps/shifting.js lists it. */
 export interface ShiftingTool {
@@ -28,7 +26,7 @@ export function shiftingWorkspace(tools: ShiftingTool[], configYaml = ''): Shift
   const ws = createWorkspace('');
   const toolsFile = join(ws.dir, 'tools.json');
   const callsFile = join(ws.dir, 'calls.log');
-  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  notes: { command: node, args: ${JSON.stringify([shiftingApp, toolsFile, callsFile])} }\n${configYaml}`);
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  notes: { command: node, args: ${JSON.stringify([...shiftingArgs, toolsFile, callsFile])} }\n${configYaml}`);
   const setTools = (next: ShiftingTool[], server?: { name: string; version: string }) => writeFileSync(toolsFile, JSON.stringify({ tools: next, server }));
   setTools(tools);
   const calls = () => (existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]!) : []);

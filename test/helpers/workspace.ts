@@ -9,13 +9,29 @@ export const cliPath = join(repoRoot, 'dist', 'cli', 'main.js');
 export const imageApp = join(repoRoot, 'examples', 'apps', 'image', 'server.js');
 export const sheetApp = join(repoRoot, 'examples', 'apps', 'sheet', 'server.js');
 export const faultyApp = join(repoRoot, 'test', 'apps', 'faulty.js');
-/** Where test/global-setup.ts says the faulty app's startup snapshot is. */
-export const FAULTY_BLOB_ENV = 'RUNNER_TEST_FAULTY_BLOB';
-/**
- * The arguments of `node` that start the faulty app, before its flags: from the startup snapshot
- * test/global-setup.ts built, when there is one (the same server, started in a third of the CPU).
- */
-export const faultyArgs: readonly string[] = process.env[FAULTY_BLOB_ENV] ? ['--snapshot-blob', process.env[FAULTY_BLOB_ENV], faultyApp] : [faultyApp];
+export const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
+
+/** A fixture server test/global-setup.ts builds a startup snapshot of, and the variable that says where it is. */
+export interface FixtureSnapshot {
+  name: 'faulty' | 'shifting';
+  env: string;
+}
+export const FIXTURE_SNAPSHOTS: readonly FixtureSnapshot[] = [
+  { name: 'faulty', env: 'RUNNER_TEST_FAULTY_BLOB' },
+  { name: 'shifting', env: 'RUNNER_TEST_SHIFTING_BLOB' },
+];
+
+/** The arguments of `node` that start `script`: from its startup snapshot when test/global-setup.ts built one (the same server, in a third of the CPU). */
+function fixtureArgs(script: string, env: string): readonly string[] {
+  const blob = process.env[env];
+  return blob ? ['--snapshot-blob', blob, script] : [script];
+}
+
+/** `node` arguments that start the faulty app, before its flags. */
+export const faultyArgs = fixtureArgs(faultyApp, 'RUNNER_TEST_FAULTY_BLOB');
+/** `node` arguments that start the shifting app, before its files. */
+export const shiftingArgs = fixtureArgs(shiftingApp, 'RUNNER_TEST_SHIFTING_BLOB');
+
 export const everythingApp = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
 /** A temp folder with a runner.config.yaml, for one test. */
