@@ -22,7 +22,7 @@ export default async function setup(): Promise<void> {
   const dir = join(repoRoot, 'node_modules', '.cache', 'runner-test');
   for (const fixture of FIXTURE_SNAPSHOTS) {
     const hash = createHash('sha256').update(process.version);
-    const sources = readdirSync(join(repoRoot, 'test', 'apps')).filter((file) => file.startsWith(`${fixture.name}`) && file.endsWith('.js'));
+    const sources = readdirSync(join(repoRoot, 'test', 'apps')).filter((file) => file.startsWith(fixture.name) && file.endsWith('.js'));
     for (const file of [...sources.map((name) => join('test', 'apps', name)), ...SHARED_SOURCES]) hash.update(readFileSync(join(repoRoot, file)));
     const blob = join(dir, `${fixture.name}-${hash.digest('hex').slice(0, 16)}.blob`);
     try {

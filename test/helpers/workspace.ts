@@ -21,16 +21,16 @@ export const FIXTURE_SNAPSHOTS: readonly FixtureSnapshot[] = [
   { name: 'shifting', env: 'RUNNER_TEST_SHIFTING_BLOB' },
 ];
 
-/** The arguments of `node` that start `script`: from its startup snapshot when test/global-setup.ts built one (the same server, in a third of the CPU). */
-function fixtureArgs(script: string, env: string): readonly string[] {
-  const blob = process.env[env];
+/** The arguments of `node` that start fixture `name`: from its startup snapshot when test/global-setup.ts built one (the same server, in a third of the CPU). */
+function fixtureArgs(name: FixtureSnapshot['name'], script: string): readonly string[] {
+  const blob = process.env[FIXTURE_SNAPSHOTS.find((fixture) => fixture.name === name)!.env];
   return blob ? ['--snapshot-blob', blob, script] : [script];
 }
 
 /** `node` arguments that start the faulty app, before its flags. */
-export const faultyArgs = fixtureArgs(faultyApp, 'RUNNER_TEST_FAULTY_BLOB');
+export const faultyArgs = fixtureArgs('faulty', faultyApp);
 /** `node` arguments that start the shifting app, before its files. */
-export const shiftingArgs = fixtureArgs(shiftingApp, 'RUNNER_TEST_SHIFTING_BLOB');
+export const shiftingArgs = fixtureArgs('shifting', shiftingApp);
 
 export const everythingApp = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
