@@ -1,6 +1,7 @@
 import type { AppRegistry } from '../apps/registry.js';
 import type { RunnerConfig } from '../config/types.js';
 import { RunnerError, throwOnDiagnostics, type Diagnostic } from '../errors.js';
+import { locateStepKey } from '../workflow/load.js';
 import type { Workflow } from '../workflow/types.js';
 import { compareWithLock } from './compare.js';
 import { lockEntriesFor, mergeLock, usedTools } from './entries.js';
@@ -66,11 +67,11 @@ function alreadyLocked(used: UsedTools, lock: LockFile): UsedTools {
 function missingTools(workflows: readonly Workflow[], live: ReadonlyMap<string, { tools: readonly { name: string }[] }>): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   for (const workflow of workflows) {
-    for (const step of workflow.steps) {
+    for (const [index, step] of workflow.steps.entries()) {
       const app = live.get(step.app);
       if (!app || app.tools.some((tool) => tool.name === step.tool)) continue;
       diagnostics.push({
-        location: step.keyLocations.uses ?? step.location,
+        location: locateStepKey(workflow, index, 'uses'),
         message: `app \`${step.app}\` has no tool \`${step.tool}\`, so it cannot be locked`,
         hint: `\`runner tools ${step.app}\` lists its tools`,
       });

@@ -7,7 +7,7 @@ import type { PolicyAction, RunnerConfig } from '../config/types.js';
 import { formatLocation, type Diagnostic, type SourceLocation } from '../errors.js';
 import { renderAccess } from '../workflow/expression-checks.js';
 import { planLevels } from '../workflow/graph.js';
-import { locateInWorkflow } from '../workflow/load.js';
+import { locateInWorkflow, locateStepKey } from '../workflow/load.js';
 import { collectStepReads, inferValueType, type TypeSources } from '../workflow/step-reads.js';
 import type { Step, Workflow } from '../workflow/types.js';
 import type { PolicyOverrides } from './events.js';
@@ -197,7 +197,7 @@ function locateArgumentProblem(workflow: Workflow, step: Step, index: number, pr
   const base = ['steps', index, 'with'];
   if (problem.target === 'missing') {
     if (problem.path.length > 0) return locateInWorkflow(workflow, [...base, ...problem.path], 'key');
-    return step.keyLocations.with ?? step.keyLocations.uses ?? step.location;
+    return locateStepKey(workflow, index, 'with', 'uses');
   }
   return locateInWorkflow(workflow, [...base, ...problem.path], problem.target === 'key' ? 'key' : undefined);
 }

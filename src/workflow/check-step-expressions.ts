@@ -4,7 +4,7 @@
 // (step-references.ts). Positions are looked up only for problems.
 import { describePath } from '../config/schema-diagnostics.js';
 import { locatePath, type YamlPath } from '../config/yaml-source.js';
-import { readFacts, readPlainFacts, type ExpressionFacts, type Segment } from './expression-access.js';
+import { readFacts, readPlainComparisonFacts, readPlainFacts, type ExpressionFacts, type Segment } from './expression-access.js';
 import { checkFacts, findBareBraces, type ExpressionScope } from './expression-checks.js';
 import { parseCached } from './expression-parser.js';
 import { readCondition } from './expressions.js';
@@ -113,12 +113,15 @@ function scanCondition(text: string, path: YamlPath, scan: Scan): void {
     report(scan, path, text, condition.problem.offset, { message: condition.problem.message });
     return;
   }
-  const parsed = parseCached(condition.source, 'condition');
-  if (!parsed.ok) {
-    report(scan, path, text, condition.at(parsed.position), { message: `${parsed.message} in \`${condition.raw}\``, hint: parsed.hint });
-    return;
+  let facts = readPlainComparisonFacts(condition.source);
+  if (facts === undefined) {
+    const parsed = parseCached(condition.source, 'condition');
+    if (!parsed.ok) {
+      report(scan, path, text, condition.at(parsed.position), { message: `${parsed.message} in \`${condition.raw}\``, hint: parsed.hint });
+      return;
+    }
+    facts = readFacts(parsed.expr, condition.source);
   }
-  const facts = readFacts(parsed.expr, condition.source);
   for (const problem of checkFacts(facts, scan.scope)) report(scan, path, text, condition.at(problem.position), problem);
   addReferences(facts, path, text, (position) => condition.at(position), scan.references);
 }

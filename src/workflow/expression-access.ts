@@ -60,6 +60,28 @@ export function readPlainFacts(source: string): ExpressionFacts | undefined {
   return access === undefined ? undefined : { accesses: [access], statusComparisons: NO_COMPARISONS };
 }
 
+const PLAIN_STRING = /^\s*'([^'\r\n]*)'\s*$/;
+
+/**
+ * The facts of `context.a.b == 'text'` (or `!=`) without parsing it, the
+ * usual condition (`steps.build.status == 'failed'`); undefined when the parser
+ * must judge. What the parser would find: the access, tested, and the status
+ * comparison when it compares `steps.<id>.status`.
+ */
+export function readPlainComparisonFacts(source: string): ExpressionFacts | undefined {
+  const at = source.indexOf('=');
+  if (at < 1 || (source[at + 1] !== '=' && source[at - 1] !== '!')) return undefined;
+  const operator = source[at - 1] === '!' ? '!=' : '==';
+  const left = source.slice(0, operator === '!=' ? at - 1 : at);
+  const literal = PLAIN_STRING.exec(source.slice(operator === '!=' ? at + 1 : at + 2));
+  const access = literal ? readPlainPath(left) : undefined;
+  if (!literal || !access) return undefined;
+  const tested: Access = { ...access, tested: true };
+  const [, property] = tested.path;
+  const isStatus = tested.context === 'steps' && tested.path.length === 2 && typeof property === 'string' && property.toLowerCase() === 'status';
+  return { accesses: [tested], statusComparisons: isStatus ? [{ access: tested, operator, value: literal[1] }] : NO_COMPARISONS };
+}
+
 /** The access a chain like `steps.a.outputs[0]` is, when it starts at a context; undefined for anything else. */
 export function readAccessChain(node: Expr, source: string): Access | undefined {
   if (!(node instanceof IndexAccess || node instanceof ContextAccess)) return undefined;

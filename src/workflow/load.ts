@@ -17,6 +17,7 @@ import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import { diagnoseUnusableAppUse } from '../config/unusable-apps.js';
 import { validateWorkflow } from '../config/compiled-schemas.js';
+import { withYoungGenerationHeld } from '../config/young-generation.js';
 
 const INPUT_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
@@ -52,6 +53,10 @@ export async function loadWorkflow(file: string, config: RunnerConfig, options: 
  * looked up only for problems.
  */
 export function parseWorkflowText(text: string, file: string, config: RunnerConfig, options: LoadWorkflowOptions = {}): Workflow {
+  return withYoungGenerationHeld(text.length, () => parseAndNormalize(text, file, config, options));
+}
+
+function parseAndNormalize(text: string, file: string, config: RunnerConfig, options: LoadWorkflowOptions): Workflow {
   const diagnostics: Diagnostic[] = [];
   const { source, data } = parseYamlSource(text, file, diagnostics);
   throwOnDiagnostics('workflow', diagnostics);
@@ -96,6 +101,21 @@ export function locateInWorkflow(workflow: Workflow, path: YamlPath, at?: { valu
   if (!source) return workflow.location;
   if (at === undefined || at === 'key') return locatePath(source, path, at ?? 'value');
   return locateInValue(source, path, at.value, at.offset);
+}
+
+/**
+ * Where a key of the step at `index` is written (`uses`, `with`), for messages
+ * about it; the step's own location when it has no such key or the workflow
+ * was not read from a file. Looked up when asked: 10,000 steps are loaded
+ * without a location per key.
+ */
+export function locateStepKey(workflow: Workflow, index: number, ...keys: string[]): SourceLocation {
+  const source = sources.get(workflow);
+  const step = workflow.steps[index];
+  if (!source) return step.location;
+  const locations = locateKeys(source, ['steps', index]);
+  for (const key of keys) if (Object.hasOwn(locations, key)) return locations[key];
+  return step.location;
 }
 
 /** Declared input names by lower-case name (`inputs.X` resolves case-insensitively at run time). */
@@ -208,7 +228,6 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   if (typeof raw['max-items'] === 'number') step.maxItems = raw['max-items'];
   if (isRecord(raw.elicit)) step.elicit = raw.elicit as Step['elicit'];
   step.location = locatePath(context.source, ['steps', index]);
-  step.keyLocations = locateKeys(context.source, ['steps', index]);
   return step as Step;
 }
 

@@ -12,51 +12,59 @@ export { collectReferences, type Reference } from './check-step-expressions.js';
 
 /** Resolves explicit and implicit needs, reporting unknown and self references, then cycles. */
 export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstIndexById: Map<string, number>, context: Context): void {
-  const { source, raw, diagnostics } = context;
-  // Positions and descriptions are computed only for problems: 10,000 valid references must stay cheap.
-  const check = (step: Step, id: string, locate: () => SourceLocation, path: YamlPath): boolean => {
-    const problem = id === step.id ? 'self' : firstIndexById.has(id) ? undefined : 'unknown';
-    if (!problem) return true;
-    const where = describePath(path, raw, WORKFLOW_NAMES);
-    diagnostics.push(
-      problem === 'self'
-        ? { location: locate(), message: `${where} refers to its own step \`${id}\``, hint: 'a step cannot need itself or read its own result' }
-        : { location: locate(), message: `${where} refers to step \`${id}\`, which does not exist`, hint: hintFor(id, [...firstIndexById.keys()], 'steps') },
-    );
-    return false;
-  };
-  steps.forEach((step, i) => {
-    const needs = new Set<string>();
-    const declared = new Set<string>();
-    const rawNeeds = raw.steps?.[i]?.needs;
-    const explicit = typeof rawNeeds === 'string' ? [rawNeeds] : Array.isArray(rawNeeds) ? rawNeeds : [];
-    explicit.forEach((id, j) => {
-      if (typeof id !== 'string') return;
-      const locate = () => locatePath(source, typeof rawNeeds === 'string' ? ['steps', i, 'needs'] : ['steps', i, 'needs', j]);
-      if (check(step, id, locate, ['steps', i, 'needs'])) {
-        needs.add(id);
-        declared.add(id);
-      }
-    });
-    for (const reference of referencesByStep[i]) {
-      const locate = () => locateInValue(source, reference.path, reference.value, reference.offset);
-      if (!check(step, reference.id, locate, reference.path)) continue;
-      needs.add(reference.id);
-      checkForeachRead(reference, raw.steps?.[firstIndexById.get(reference.id)!], locate, context);
-    }
-    step.needs = needs.size === 0 ? [] : [...needs].sort();
-    step.declaredNeeds = declared.size === 0 ? [] : [...declared].sort();
-  });
+  for (let i = 0; i < steps.length; i++) linkStep(steps[i], i, referencesByStep[i], firstIndexById, context);
   const cycle = findCycle(steps);
   if (cycle) {
     // findCycle lists each step before the one it needs; show run order instead.
     const loop = (cycle[0] === cycle[cycle.length - 1] ? cycle : [...cycle, cycle[0]]).reverse();
-    diagnostics.push({
+    context.diagnostics.push({
       location: steps[firstIndexById.get(loop[0]) ?? 0].location,
       message: `steps form a cycle: ${loop.join(' → ')} (each step needs the one before it)`,
       hint: 'remove one of these needs; references to `steps.<id>` in `with`, `if`, `foreach` and `elicit` count as needs too',
     });
   }
+}
+
+/** Sets the needs of the step at `index` from its `needs` and its references (one call per step, so that V8 optimizes it early). */
+function linkStep(step: Step, index: number, references: Reference[], firstIndexById: Map<string, number>, context: Context): void {
+  const { source, raw } = context;
+  const needs: string[] = [];
+  const declared: string[] = [];
+  const rawNeeds = raw.steps?.[index]?.needs;
+  const explicit = typeof rawNeeds === 'string' ? [rawNeeds] : Array.isArray(rawNeeds) ? rawNeeds : [];
+  for (let j = 0; j < explicit.length; j++) {
+    const id: unknown = explicit[j];
+    if (typeof id !== 'string') continue;
+    if (isKnownOther(step, id, firstIndexById)) {
+      needs.push(id);
+      declared.push(id);
+    } else {
+      const path = typeof rawNeeds === 'string' ? ['steps', index, 'needs'] : ['steps', index, 'needs', j];
+      reportBadReference(step, id, ['steps', index, 'needs'], locatePath(source, path), firstIndexById, context);
+    }
+  }
+  for (const reference of references) {
+    if (isKnownOther(step, reference.id, firstIndexById)) {
+      needs.push(reference.id);
+      if (reference.property === 'outputs') checkForeachRead(reference, raw.steps?.[firstIndexById.get(reference.id)!], context);
+    } else reportBadReference(step, reference.id, reference.path, locateReference(reference, context), firstIndexById, context);
+  }
+  step.needs = sortedUnique(needs);
+  step.declaredNeeds = sortedUnique(declared);
+}
+
+function isKnownOther(step: Step, id: string, firstIndexById: Map<string, number>): boolean {
+  return id !== step.id && firstIndexById.has(id);
+}
+
+/** A reference to the step itself or to no step; positions and descriptions are computed only for these. */
+function reportBadReference(step: Step, id: string, path: YamlPath, location: SourceLocation, firstIndexById: Map<string, number>, context: Context): void {
+  const where = describePath(path, context.raw, WORKFLOW_NAMES);
+  context.diagnostics.push(
+    id === step.id
+      ? { location, message: `${where} refers to its own step \`${id}\``, hint: 'a step cannot need itself or read its own result' }
+      : { location, message: `${where} refers to step \`${id}\`, which does not exist`, hint: hintFor(id, [...firstIndexById.keys()], 'steps') },
+  );
 }
 
 /**
@@ -65,13 +73,27 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
  * `outputs.*.path` is meant. A warning, not an error: the read is empty,
  * not harmful, and generated workflows (the benchmarks' among them) have it.
  */
-function checkForeachRead(reference: Reference, producer: { foreach?: unknown } | undefined, locate: () => SourceLocation, context: Context): void {
+function checkForeachRead(reference: Reference, producer: { foreach?: unknown } | undefined, context: Context): void {
   const { property, next, id } = reference;
   if (producer?.foreach === undefined || typeof next !== 'string' || property !== 'outputs') return;
   context.diagnostics.push({
-    location: locate(),
+    location: locateReference(reference, context),
     message: `${describePath(reference.path, context.raw, WORKFLOW_NAMES)} reads \`steps.${id}.outputs.${next}\`, but step \`${id}\` has \`foreach\`: its outputs is a list with one entry per item, so this is always empty`,
     hint: `read one item, \`steps.${id}.outputs[0].${next}\`, or every item, \`steps.${id}.outputs.*.${next}\``,
     severity: 'warning',
   });
+}
+
+function locateReference(reference: Reference, context: Context): SourceLocation {
+  return locateInValue(context.source, reference.path, reference.value, reference.offset);
+}
+
+/** The ids sorted, each once (a Set per step cost more than this for the one or two ids most steps need). */
+function sortedUnique(ids: string[]): string[] {
+  if (ids.length < 2) return ids;
+  ids.sort();
+  let kept = 1;
+  for (let i = 1; i < ids.length; i++) if (ids[i] !== ids[kept - 1]) ids[kept++] = ids[i];
+  ids.length = kept;
+  return ids;
 }

@@ -59,8 +59,6 @@ export interface Step {
   elicit?: { [key: string]: TemplateValue };
   /** Where the step starts (its `- id:` item). */
   location: SourceLocation;
-  /** Where each key of the step is, for messages about that key (e.g. `with`, `uses`). */
-  keyLocations: Record<string, SourceLocation>;
 }
 
 /** A workflow file after parsing, validation and normalization. */

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { formatDiagnostic, RunnerError, type Diagnostic } from '../../src/errors.js';
 import { coerceToolArguments, diagnoseLiteralArguments } from '../../src/scheduler/validate-args.js';
 import { followOutputSchema, mismatchedArgumentType } from '../../src/scheduler/type-flow.js';
-import { readFacts, readPlainFacts } from '../../src/workflow/expression-access.js';
+import { readFacts, readPlainComparisonFacts, readPlainFacts } from '../../src/workflow/expression-access.js';
 import { findBareBraces } from '../../src/workflow/expression-checks.js';
 import { parseCached } from '../../src/workflow/expression-parser.js';
 import { parseWorkflowText } from '../../src/workflow/load.js';
@@ -61,6 +61,31 @@ describe('what an expression reads', () => {
   it('reads a plain access without the parser, as the parser would', () => {
     expect(readPlainFacts('  steps.a-b.outputs.x ')!.accesses).toEqual([{ context: 'steps', path: ['a-b', 'outputs', 'x'], position: 2, tested: false }]);
     expect(readPlainFacts('steps.a.outputs[0]')).toBeUndefined();
+  });
+
+  it.for([
+    "steps.build.status == 'failed'",
+    "  steps.b-2.Status != ''  ",
+    "inputs.mode == 'fast = good'",
+    "env.A=='x'",
+    "steps.a.outputs.text != 'a b'",
+  ])('reads `%s` without the parser, as the parser would', (source) => {
+    const plain = readPlainComparisonFacts(source);
+    expect(plain).toBeDefined();
+    expect(plain).toEqual(factsOf(source));
+  });
+
+  it.for([
+    "steps.a.status == 'it''s'",
+    "steps.a.status === 'x'",
+    "'x' == steps.a.status",
+    "steps.a.status == 'x' && inputs.b == 'y'",
+    "steps.a.outputs[0] == 'x'",
+    'steps.a.status == success',
+    "steps.a.status = 'x'",
+    "!steps.a.status == 'x'",
+  ])('leaves `%s` to the parser', (source) => {
+    expect(readPlainComparisonFacts(source)).toBeUndefined();
   });
 
   it('finds {{ }} written without $ in literal text only', () => {

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { RunnerConfig } from '../../src/config/types.js';
 import { formatDiagnostic, RunnerError } from '../../src/errors.js';
 import { readInputsFile, resolveInputs } from '../../src/workflow/inputs.js';
-import { loadWorkflow, parseWorkflowText } from '../../src/workflow/load.js';
+import { loadWorkflow, locateStepKey, parseWorkflowText } from '../../src/workflow/load.js';
 
 let dir: string;
 let config: RunnerConfig;
@@ -99,13 +99,15 @@ describe('parseWorkflowText: normalization', () => {
       continueOnError: true,
       location: { file: 'wf.yaml', line: 18, col: 5 },
     });
-    expect(paste!.keyLocations).toMatchObject({
-      id: { line: 18, col: 5 },
-      uses: { line: 19, col: 5 },
-      needs: { line: 20, col: 5 },
-      if: { line: 21, col: 5 },
-      with: { line: 22, col: 5 },
-    });
+    expect(['id', 'uses', 'needs', 'if', 'with'].map((key) => locateStepKey(workflow, 1, key))).toMatchObject([
+      { line: 18, col: 5 },
+      { line: 19, col: 5 },
+      { line: 20, col: 5 },
+      { line: 21, col: 5 },
+      { line: 22, col: 5 },
+    ]);
+    expect(locateStepKey(workflow, 0, 'foreach', 'with')).toMatchObject({ line: 16, col: 5 });
+    expect(locateStepKey(workflow, 0, 'foreach')).toEqual({ file: 'wf.yaml', line: 14, col: 5 });
     expect(quote!.needs).toEqual([]);
     expect(thumbs).toMatchObject({ foreach: '${{ inputs.images }}', if: 'always()' });
   });

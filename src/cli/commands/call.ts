@@ -130,7 +130,7 @@ function callWorkflow(app: string, tool: string, args: Record<string, unknown>, 
     on: { schedule: [] },
     inputs: {},
     defaults: {},
-    steps: [{ id: stepIdFor(tool), uses: `${app}.${tool}`, app, tool, with: withValue, needs: [], continueOnError: false, location, keyLocations: {} }],
+    steps: [{ id: stepIdFor(tool), uses: `${app}.${tool}`, app, tool, with: withValue, needs: [], continueOnError: false, location }],
     location,
   };
 }
