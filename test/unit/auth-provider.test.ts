@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 function oauthApp(scopes: string[] = []): OAuthApp {
-  return { name: 'notes', url: app.url, auth: { type: 'oauth', scopes, credentialsFile: join(mkdtempSync(join(tmpdir(), 'runner-provider-')), 'credentials.json') } };
+  return { name: 'notes', url: app.url, auth: { type: 'oauth', scopes, dpop: 'auto', credentialsFile: join(mkdtempSync(join(tmpdir(), 'runner-provider-')), 'credentials.json') } };
 }
 
 /** Logs in as `runner auth login` does, the test following the redirect as a browser would. */

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain .mjs script, no types
 import { formatTable, summarize } from '../../scripts/conformance-report.mjs';
-// @ts-expect-error: a plain .mjs script, no types
 import { knownCalls, sampleArguments } from '../../scripts/conformance-scenarios.mjs';
 
 const check = (id: string, status: string, errorMessage?: string) => ({ id, status, errorMessage, description: `${id} description` });

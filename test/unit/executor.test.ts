@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/client';
-import { McpServer, fromJsonSchema } from '@modelcontextprotocol/server';
+import { McpServer, fromJsonSchema, type JsonSchemaType } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { AppRegistry } from '../../src/apps/registry.js';
 import type { RunnerConfig } from '../../src/config/types.js';
@@ -20,11 +20,12 @@ import { memoryConfig } from '../helpers/memory-config.js';
  */
 function createServer(calls: string[], clock?: FakeClock) {
   const server = new McpServer({ name: 'mem', version: '1.2.3' }, { capabilities: { tools: {} } });
-  const schema = (properties: object, required: string[] = []) => fromJsonSchema({ type: 'object', properties, required, additionalProperties: false });
+  const schema = <T,>(properties: Record<string, JsonSchemaType>, required: string[] = []) =>
+    fromJsonSchema<T>({ type: 'object', properties, required, additionalProperties: false });
   if (clock) {
     server.registerTool(
       'slow',
-      { inputSchema: schema({ ms: { type: 'number' }, progressEveryMs: { type: 'number' } }, ['ms']), annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+      { inputSchema: schema<{ ms: number; progressEveryMs?: number }>({ ms: { type: 'number' }, progressEveryMs: { type: 'number' } }, ['ms']), annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
       async ({ ms, progressEveryMs }: { ms: number; progressEveryMs?: number }, ctx) => {
         const progressToken = ctx.mcpReq._meta?.progressToken;
         const every = progressEveryMs && progressToken !== undefined ? progressEveryMs : ms;
@@ -41,7 +42,7 @@ function createServer(calls: string[], clock?: FakeClock) {
   }
   server.registerTool(
     'add',
-    { inputSchema: schema({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']), annotations: { readOnlyHint: true, openWorldHint: false } },
+    { inputSchema: schema<{ a: number; b: number }>({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']), annotations: { readOnlyHint: true, openWorldHint: false } },
     async ({ a, b }: { a: number; b: number }) => {
       calls.push(`add ${a} ${b}`);
       return { content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }] };
@@ -49,7 +50,7 @@ function createServer(calls: string[], clock?: FakeClock) {
   );
   server.registerTool(
     'drop',
-    { inputSchema: schema({ table: { type: 'string' } }, ['table']), annotations: { destructiveHint: true, openWorldHint: false } },
+    { inputSchema: schema<{ table: string }>({ table: { type: 'string' } }, ['table']), annotations: { destructiveHint: true, openWorldHint: false } },
     async ({ table }: { table: string }) => {
       calls.push(`drop ${table}`);
       if (table === 'missing') return { content: [{ type: 'text', text: 'no such table' }], isError: true };

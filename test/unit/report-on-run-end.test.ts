@@ -21,7 +21,7 @@ function setup(workflowText: string, secretValues: string[] = []) {
       const server = new McpServer({ name: 'mem', version: '1.2.3' }, { capabilities: { tools: {} } });
       server.registerTool(
         'echo',
-        { inputSchema: fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }), annotations: { readOnlyHint: true, openWorldHint: false } },
+        { inputSchema: fromJsonSchema<{ text: string }>({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }), annotations: { readOnlyHint: true, openWorldHint: false } },
         async ({ text }: { text: string }) => ({ content: [{ type: 'text', text: JSON.stringify({ text }) }] }),
       );
       const [client, serverSide] = InMemoryTransport.createLinkedPair();

@@ -16,7 +16,7 @@ import { FakeClock } from '../helpers/fake-clock.js';
 
 const owner: RunOwner = { host: 'here', pid: 1, started: null, heartbeatMs: 0 };
 const other: RunOwner = { host: 'there', pid: 2, started: null, heartbeatMs: 0 };
-const open: SqliteRunStore[] = [];
+const open: { close(): void }[] = [];
 
 function tempArtifacts(): string {
   return mkdtempSync(join(tmpdir(), 'runner-store-'));

@@ -31,7 +31,7 @@ describe('spooling on a full disk', () => {
     disk.full = true;
     buffer.append(line.subarray(200_000));
     disk.full = false;
-    const message = buffer.readMessage() as { result: { content: { data: string }[] } };
+    const message = buffer.readMessage() as unknown as { result: { content: { data: string }[] } };
     expect(fs.readdirSync(dir)).toEqual([]);
     expect(() => claimSpooled(message.result.content[0]!.data)).toThrow(expect.objectContaining({ code: 'storage', message: expect.stringMatching(/no space left on device/) }));
   });
