@@ -125,3 +125,31 @@ export function exitCodeFor(error: unknown): number {
   }
   return ExitCode.stepFailed;
 }
+
+/** The most JSON of a thrown non-Error object shown in a message. */
+const MAX_THROWN_JSON = 200;
+
+/**
+ * What a thrown value says: an Error's message (or code, or a name other than
+ * `Error`: Node's AggregateError for a refused connection has only those); a string as it is; an object's
+ * `message` (or `code`), else its JSON, cut at MAX_THROWN_JSON characters;
+ * never `[object Object]`.
+ */
+export function messageOf(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message || (thrown as NodeJS.ErrnoException).code || (thrown.name === 'Error' ? '' : thrown.name);
+  if (typeof thrown !== 'object' || thrown === null) return String(thrown);
+  const { message, code } = thrown as { message?: unknown; code?: unknown };
+  if (typeof message === 'string' && message !== '') return message;
+  if (typeof code === 'string' || typeof code === 'number') return String(code);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(thrown);
+  } catch {
+    json = undefined; // a cycle or a BigInt
+  }
+  if (json === undefined || json === '{}') {
+    const keys = Object.keys(thrown);
+    return keys.length === 0 ? 'an empty object' : `an object with ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', ...' : ''}`;
+  }
+  return json.length > MAX_THROWN_JSON ? `${json.slice(0, MAX_THROWN_JSON - 3)}...` : json;
+}

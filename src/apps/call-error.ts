@@ -1,5 +1,6 @@
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { FailureKind } from '../config/types.js';
+import { messageOf } from '../errors.js';
 import { CallAbortReason } from './abort-reason.js';
 
 /**
@@ -71,7 +72,7 @@ export function classifyCallError(error: unknown, context: { app: string; signal
     }
     return new CallError('protocol', `${context.app}: ${error.message}`, { cause: error });
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
     return new CallError('cancelled', `call to ${context.app} was cancelled`, { outcome: sentOutcome, cause: error });
   }
@@ -83,10 +84,9 @@ export function classifyCallError(error: unknown, context: { app: string; signal
 export function describeCauses(error: unknown): string {
   const parts: string[] = [];
   for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
-    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error (a string in practice) is shown as it stringifies
-    const message = current instanceof Error ? current.message : String(current);
+    const message = messageOf(current);
     if (message && !parts.some((part) => part.includes(message))) parts.push(message);
-    current = current instanceof Error ? current.cause : undefined;
+    current = typeof current === 'object' ? (current as { cause?: unknown }).cause : undefined;
   }
   return parts.join(': ') || 'unknown error';
 }

@@ -1,5 +1,5 @@
 import type { CallError } from '../apps/call-error.js';
-import { exitCodeFor, formatDiagnostic, isWarning, RunnerError, type Diagnostic } from '../errors.js';
+import { type Diagnostic, exitCodeFor, formatDiagnostic, isWarning, messageOf, RunnerError } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 
 /** Prints an error the way every command does, and returns the exit code for it. */
@@ -20,7 +20,7 @@ export function reportError(error: unknown, options: { stderr: (text: string) =>
   } else if (isCallError(error)) {
     options.stderr(mask(`error: [${error.kind}] ${error.message}\n`));
   } else {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     options.stderr(mask(`error: ${message}\n`));
     if (!options.debug) options.stderr('  (run with --debug for details)\n');
   }

@@ -15,6 +15,7 @@ import type { Limits } from '../scheduler/limits.js';
 import type { Slots } from '../scheduler/slots.js';
 import { computeBackoffMs, isRetryableKind } from '../scheduler/retry.js';
 import type { CallJob, CallOutcome } from './call-job.js';
+import { messageOf } from '../errors.js';
 
 /** What a process that executes calls holds: its app connections, its limits, its clock. */
 export interface CallHost {
@@ -231,7 +232,7 @@ async function callOnce(
             try {
               await hooks.intent();
             } catch (error) {
-              throw new CallError('storage', `${job.uses} was not sent: its intent could not be recorded: ${error instanceof Error ? error.message : String(error)}`, {
+              throw new CallError('storage', `${job.uses} was not sent: its intent could not be recorded: ${messageOf(error)}`, {
                 outcome: 'not-sent',
                 cause: error,
               });

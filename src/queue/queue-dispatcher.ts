@@ -7,6 +7,7 @@ import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
 import type { CallHooks } from './execute-call-job.js';
 import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
 import { jobIdForIntent } from './recover-calls.js';
+import { messageOf } from '../errors.js';
 
 /** How long a cancelled job's worker has to report back before the step is given up on. */
 const CANCEL_GRACE_MS = 10_000;
@@ -186,7 +187,3 @@ function failedOutcome(error: StepErrorRecord): CallOutcome {
 }
 
 function ignoreConnectionError(): void {}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

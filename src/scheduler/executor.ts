@@ -16,7 +16,6 @@ import type { RunOwner, RunStore } from '../store/run-store.js';
 import {
   evaluateCondition,
   evaluateTemplate,
-  ExpressionError,
   usesStatusFunction,
   type ExpressionContext,
   type StepView,
@@ -29,6 +28,7 @@ import { Limits } from './limits.js';
 import { Slots } from './slots.js';
 import { mergeRetry } from './retry.js';
 import { activeMsBefore, keepsItem, pendingItem, pendingRecord, resumeSteps, type ResumeOptions } from './resume.js';
+import { messageOf } from '../errors.js';
 
 /** The most items a `foreach` may give when its step sets no `max-items`. */
 export const DEFAULT_MAX_ITEMS = 10_000;
@@ -114,7 +114,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   let storageFailure: string | undefined;
   const onStorageFailure = (error: unknown) => {
     if (storageFailure) return;
-    storageFailure = error instanceof Error ? error.message : String(error);
+    storageFailure = messageOf(error);
     controller.abort(new CallAbortReason('storage', `the run could not be recorded, so it stopped: ${storageFailure}`));
   };
 
@@ -418,7 +418,7 @@ async function writeReport(writer: ReportWriter, record: RunRecord, config: Runn
     const { writeRunReport } = await writer;
     await writeRunReport(maskRunRecord(record, config.secretValues), { artifacts: config.artifacts });
   } catch (error) {
-    const message = `report.html of run ${record.id} was not written: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `report.html of run ${record.id} was not written: ${messageOf(error)}`;
     if (onWarning) onWarning(message);
     else process.stderr.write(`warning: ${message}\n`);
   }
@@ -463,9 +463,4 @@ function viewOf(step: StepRecord): StepView {
 
 function iso(clock: Clock): string {
   return new Date(clock.now()).toISOString();
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof ExpressionError) return error.message;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -180,11 +180,19 @@ function describeError(error: ErrorObject): ArgumentProblem {
       const closest = typeof error.data === 'string' ? suggestClosest(error.data, allowed.map(String)) : undefined;
       return { message: `${where} must be one of ${JSON.stringify(allowed)}, got ${describeValue(error.data)}`, ...(closest && { hint: `did you mean \`${closest}\`?` }), path, target: 'value' };
     }
-    case 'type':
-      return { message: `${where} must be ${String((error.params as { type: string | string[] }).type)}, got ${describeValue(error.data)}`, path, target: 'value' };
+    case 'type': {
+      const expected = (error.params as { type: string | string[] }).type;
+      return { message: `${where} must be ${describeTypes(expected)}, got ${describeValue(error.data)}`, path, target: 'value' };
+    }
     default:
       return { message: `${where} ${error.message ?? 'is invalid'}`, path, target: 'value' };
   }
+}
+
+/** A schema's `type`: "string", or "string or number" for a list. */
+function describeTypes(expected: string | string[]): string {
+  if (!Array.isArray(expected)) return expected;
+  return expected.length <= 1 ? expected.join('') : `${expected.slice(0, -1).join(', ')} or ${expected[expected.length - 1]}`;
 }
 
 /** "a number (42)", "an object": what a value is, short. */

@@ -57,6 +57,21 @@ describe('classifyCallError: what a failed request was, and whether it may have 
     expect(describeCauses(new Error('same', { cause: new Error('same') }))).toBe('same');
     expect(describeCauses(undefined)).toBe('unknown error');
   });
+
+  it('describeCauses shows what a thrown non-Error says, never [object Object]', () => {
+    expect(describeCauses({ message: 'quota exceeded', code: 'E_QUOTA' })).toBe('quota exceeded');
+    expect(describeCauses({ code: 'ECONNRESET' })).toBe('ECONNRESET');
+    expect(describeCauses({ status: 503, retry: true })).toBe('{"status":503,"retry":true}');
+    expect(describeCauses({ detail: 'x'.repeat(500) })).toMatch(/^\{"detail":"x+\.\.\.$/);
+    expect(describeCauses({ detail: 'x'.repeat(500) })).toHaveLength(200);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(describeCauses(cyclic)).toBe('an object with self');
+    expect(describeCauses({})).toBe('an empty object');
+    expect(describeCauses(new Error('fetch failed', { cause: { code: 'UND_ERR_SOCKET' } }))).toBe('fetch failed: UND_ERR_SOCKET');
+    expect(describeCauses(Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' }))).toBe('ECONNREFUSED');
+    expect(describeCauses(42)).toBe('42');
+  });
 });
 
 describe('VerdictStore: each app’s protocol era, remembered across runs', () => {

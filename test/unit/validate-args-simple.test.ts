@@ -94,4 +94,12 @@ describe('checkToolArguments on simple schemas', () => {
     const problems = checkToolArguments({ inputSchema: schemas.flat as never }, { text: 3, delayMs: -1, extra: true });
     expect(problems).toEqual(['unknown argument `extra`', '`text` must be string, got a number (3)', '`delayMs` must be >= 0']);
   });
+
+  it('names a union of types in words', () => {
+    const schema = { type: 'object', properties: { id: { type: ['string', 'number'] }, tag: { type: ['string', 'integer', 'null'] } } };
+    expect(checkToolArguments({ inputSchema: schema as never }, { id: true, tag: [] })).toEqual([
+      '`id` must be string or number, got a boolean (true)',
+      '`tag` must be string, integer or null, got an array',
+    ]);
+  });
 });

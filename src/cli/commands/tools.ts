@@ -3,7 +3,7 @@ import type { AppRegistry } from '../../apps/registry.js';
 import { BUILTIN_APP, BUILTIN_TOOLS } from '../../builtins/catalog.js';
 import { hintFor } from '../../config/schema-diagnostics.js';
 import type { RunnerConfig } from '../../config/types.js';
-import { ExitCode, RunnerError } from '../../errors.js';
+import { ExitCode, messageOf, RunnerError } from '../../errors.js';
 import { decidePolicy, readToolHints, type PolicyDecision, type ToolHints } from '../../scheduler/policy.js';
 import { maskSecretsDeep } from '../../secrets.js';
 import { describeFields, sampleWith } from '../describe-tool.js';
@@ -76,7 +76,7 @@ async function listApp(name: string, apps: AppRegistry, config: RunnerConfig): P
       tools: tools.map((tool) => toEntry(tool, decidePolicy(`${name}.${tool.name}`, readToolHints(tool), config.policy))),
     };
   } catch (error) {
-    return { app: name, error: error instanceof Error ? error.message : String(error), tools: [] };
+    return { app: name, error: messageOf(error), tools: [] };
   }
 }
 
