@@ -175,7 +175,7 @@ function normalizeSteps(context: Context): Step[] {
     const references = collectReferences(isRecord(rawStep) ? rawStep : {}, i, context);
     if (typeof rawStep?.id === 'string') {
       // Any case: `Logs/` is `logs/` on macOS and Windows.
-      if (rawStep.id.toLowerCase() === RESERVED_STEP_ID) {
+      if (rawStep.id.length === RESERVED_STEP_ID.length && rawStep.id.toLowerCase() === RESERVED_STEP_ID) {
         diagnostics.push({
           location: locatePath(source, ['steps', i, 'id']),
           message: `step id \`${rawStep.id}\` is reserved: the run folder keeps the apps' logs in \`${RESERVED_STEP_ID}/\`, where this step's files would go`,

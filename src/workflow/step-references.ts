@@ -25,13 +25,15 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
   }
 }
 
+const NO_NEEDS: readonly unknown[] = [];
+
 /** Sets the needs of the step at `index` from its `needs` and its references (one call per step, so that V8 optimizes it early). */
 function linkStep(step: Step, index: number, references: Reference[], firstIndexById: Map<string, number>, context: Context): void {
   const { source, raw } = context;
   const needs: string[] = [];
   const declared: string[] = [];
   const rawNeeds = raw.steps?.[index]?.needs;
-  const explicit = typeof rawNeeds === 'string' ? [rawNeeds] : Array.isArray(rawNeeds) ? rawNeeds : [];
+  const explicit: readonly unknown[] = typeof rawNeeds === 'string' ? [rawNeeds] : Array.isArray(rawNeeds) ? rawNeeds : NO_NEEDS;
   for (let j = 0; j < explicit.length; j++) {
     const id: unknown = explicit[j];
     if (typeof id !== 'string') continue;
