@@ -121,9 +121,8 @@ export class QueueDispatcher {
     } catch {
       // Taken by a worker meanwhile (a locked job cannot be removed): cancel it there.
     }
-    this.publisher ??= new Redis(this.connection as object).on('error', ignoreConnectionError);
     const message: CancelMessage = { app: job.app, jobId: added.id!, kind: reason.kind, message: reason.message };
-    await this.publisher.publish(CANCEL_CHANNEL, JSON.stringify(message)).catch(() => undefined);
+    await this.plainConnection().publish(CANCEL_CHANNEL, JSON.stringify(message)).catch(() => undefined);
     return false;
   }
 
@@ -132,13 +131,19 @@ export class QueueDispatcher {
     if (!opened) {
       opened = (async () => {
         const queue: CallQueue = new Queue(app, { connection: this.connection, prefix: QUEUE_PREFIX });
-        const events = new QueueEvents(app, { connection: this.connection, prefix: QUEUE_PREFIX });
         // While Redis restarts, each reconnect attempt is an 'error'; without a listener BullMQ prints every one
         // (a stack per attempt) over the progress view. The connections retry by themselves; the run store's own
         // writes are what give up (as `storage`) when Redis stays away too long.
         queue.on('error', ignoreConnectionError);
-        events.on('error', ignoreConnectionError);
         await applyGlobalLimits(queue, this.config.apps[app] ?? {});
+        // Events are read from the stream's last entry as it is now, before this coordinator adds a job. Left to
+        // itself, QueueEvents starts at `$` once its connection is named: an `active` or `progress` event written
+        // before its first read was lost, and a call that started in that moment showed as queued until it ended.
+        // When even that read fails (Redis away too long), the events are read from `$` as before.
+        const lastEventId = await this.lastStreamEntry(queue.keys.events).catch(() => undefined);
+        const events = new QueueEvents(app, { connection: this.connection, prefix: QUEUE_PREFIX, autorun: false, ...(lastEventId && { lastEventId }) });
+        events.on('error', ignoreConnectionError);
+        events.run().catch((error: unknown) => events.emit('error', error as Error));
         await events.waitUntilReady();
         // One listener per call in flight: thousands of foreach items wait on the same QueueEvents, and each
         // job's waitUntilFinished also listens for the Queue's 'closing' (past 10 Node warned on every run).
@@ -149,6 +154,17 @@ export class QueueDispatcher {
       this.queues.set(app, opened);
     }
     return opened;
+  }
+
+  /** The ID of the last entry of an event stream, or `0-0` when it has none yet. */
+  private async lastStreamEntry(key: string): Promise<string> {
+    const [last] = await this.plainConnection().xrevrange(key, '+', '-', 'COUNT', 1);
+    return last?.[0] ?? '0-0';
+  }
+
+  /** A connection of this coordinator's own, outside BullMQ's: cancels are published on it, and streams read. */
+  private plainConnection(): Redis {
+    return (this.publisher ??= new Redis(this.connection as object).on('error', ignoreConnectionError));
   }
 
   /** Closes the queues, event listeners and the cancel publisher. */
@@ -187,3 +203,4 @@ function failedOutcome(error: StepErrorRecord): CallOutcome {
 }
 
 function ignoreConnectionError(): void {}
+

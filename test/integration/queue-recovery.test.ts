@@ -17,12 +17,13 @@ let redis: RedisServer;
 let ws: Workspace;
 let children: ChildProcess[] = [];
 
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+/** Polls `probe` until it gives a value; on a timeout the error says what was awaited and, from `state`, what was seen. */
+async function waitFor<T>(probe: () => T | undefined, what: string, state: () => string = () => '', timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${state() ? `; seen:\n${state()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -159,6 +160,7 @@ describe('queue mode recovery', () => {
     await waitFor(
       () => (/^✔ one succeeded/m.test(run.stderr()) && /^▶ read running/m.test(run.stderr()) && linesOf(counter).includes('two') ? true : undefined),
       'one to succeed, and read and two to be in flight',
+      () => `coordinator's stderr:\n${run.stderr()}\ncounter: ${JSON.stringify(linesOf(counter))}`,
     );
     run.child.kill('SIGKILL');
     await run.exited;
