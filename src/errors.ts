@@ -130,10 +130,10 @@ export function exitCodeFor(error: unknown): number {
 const MAX_THROWN_JSON = 200;
 
 /**
- * What a thrown value says: an Error's message (or code, or a name other than
- * `Error`: Node's AggregateError for a refused connection has only those); a string as it is; an object's
- * `message` (or `code`), else its JSON, cut at MAX_THROWN_JSON characters;
- * never `[object Object]`.
+ * What a thrown value says: an Error's message, else its code, else a name
+ * other than `Error` (Node's AggregateError for a refused connection has only
+ * those); a string as it is; an object's `message` or `code`, else its JSON,
+ * cut at MAX_THROWN_JSON characters; never `[object Object]`.
  */
 export function messageOf(thrown: unknown): string {
   if (thrown instanceof Error) return thrown.message || (thrown as NodeJS.ErrnoException).code || (thrown.name === 'Error' ? '' : thrown.name);

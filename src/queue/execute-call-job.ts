@@ -10,12 +10,12 @@ import { BUILTIN_APP } from '../builtins/catalog.js';
 import { runBuiltin } from '../builtins/run-builtin.js';
 import type { Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
+import { messageOf } from '../errors.js';
 import { followAbort, withDeadline } from '../scheduler/deadline.js';
 import type { Limits } from '../scheduler/limits.js';
 import type { Slots } from '../scheduler/slots.js';
 import { computeBackoffMs, isRetryableKind } from '../scheduler/retry.js';
 import type { CallJob, CallOutcome } from './call-job.js';
-import { messageOf } from '../errors.js';
 
 /** What a process that executes calls holds: its app connections, its limits, its clock. */
 export interface CallHost {

@@ -3,11 +3,11 @@ import { Redis } from 'ioredis';
 import { CallAbortReason } from '../apps/call-error.js';
 import type { StepErrorRecord } from '../artifacts/run-record.js';
 import type { RunnerConfig } from '../config/types.js';
+import { messageOf } from '../errors.js';
 import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
 import type { CallHooks } from './execute-call-job.js';
 import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
 import { jobIdForIntent } from './recover-calls.js';
-import { messageOf } from '../errors.js';
 
 /** How long a cancelled job's worker has to report back before the step is given up on. */
 const CANCEL_GRACE_MS = 10_000;

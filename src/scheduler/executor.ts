@@ -7,6 +7,7 @@ import { WriteBehind } from '../artifacts/write-behind.js';
 import { makeRunFolder, RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
+import { messageOf } from '../errors.js';
 import { maskRunRecord } from '../secrets.js';
 import { openRunStore } from '../store/run-history.js';
 import { currentOwner } from '../store/run-owner.js';
@@ -28,7 +29,6 @@ import { Limits } from './limits.js';
 import { Slots } from './slots.js';
 import { mergeRetry } from './retry.js';
 import { activeMsBefore, keepsItem, pendingItem, pendingRecord, resumeSteps, type ResumeOptions } from './resume.js';
-import { messageOf } from '../errors.js';
 
 /** The most items a `foreach` may give when its step sets no `max-items`. */
 export const DEFAULT_MAX_ITEMS = 10_000;
