@@ -1,18 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { isAlive, listDescendants } from '../../src/apps/process-tree.js';
 import { readProcessStart } from '../../src/process-info.js';
 import { cliPath, createWorkspace, repoRoot, faultyArgs } from '../helpers/workspace.js';
 
 const POLL_EVERY_MS = 50;
 
-/** Pids to SIGKILL (with their groups) after each test, so a failing test leaves nothing running. */
-const leftovers: number[] = [];
-
-afterEach(() => {
-  for (const pid of leftovers.splice(0)) {
+/** Kills `pids` and their groups with SIGKILL: what a test leaves running when it fails. */
+function killAll(pids: number[]): void {
+  for (const pid of pids.splice(0)) {
     for (const target of [-pid, pid]) {
       try {
         process.kill(target, 'SIGKILL');
@@ -21,7 +19,14 @@ afterEach(() => {
       }
     }
   }
-});
+}
+
+/** A list of pids the test's end kills, whatever happened (each test has its own: they run at once). */
+function leftoversOf(onTestFinished: (fn: () => void) => void): number[] {
+  const leftovers: number[] = [];
+  onTestFinished(() => killAll(leftovers));
+  return leftovers;
+}
 
 /** A workspace whose faulty app, started with `flags`, writes its pid to a file. */
 function workspace(steps: string, flags: string[]) {
@@ -33,7 +38,7 @@ function workspace(steps: string, flags: string[]) {
   return { ws, workflow, pidFile };
 }
 
-function startRunner(ws: { dir: string; config: string }, workflow: string): { runner: ChildProcess; exited: Promise<number | null> } {
+function startRunner(ws: { dir: string; config: string }, workflow: string, leftovers: number[]): { runner: ChildProcess; exited: Promise<number | null> } {
   const runner = spawn(process.execPath, [cliPath, '--config', ws.config, 'run', workflow], { cwd: ws.dir, stdio: 'ignore' });
   const exited = new Promise<number | null>((resolve) => runner.on('exit', (code) => resolve(code)));
   leftovers.push(runner.pid!);
@@ -76,10 +81,12 @@ function isGone(pid: number): boolean {
   }
 }
 
-describe.runIf(process.platform === 'linux')('apps of a runner that dies', () => {
-  it('are killed within seconds of a kill -9, even one ignoring SIGTERM and stdin closing', async () => {
+// The tests mostly wait (for the reaper, for a run to end) and share nothing: they run at once.
+describe.runIf(process.platform === 'linux').concurrent('apps of a runner that dies', () => {
+  it('are killed within seconds of a kill -9, even one ignoring SIGTERM and stdin closing', async ({ expect, onTestFinished }) => {
+    const leftovers = leftoversOf(onTestFinished);
     const { ws, workflow, pidFile } = workspace('  - id: a\n    uses: faulty.hang\n', ['--ignore-sigterm', '--ignore-stdin-close']);
-    const { runner, exited } = startRunner(ws, workflow);
+    const { runner, exited } = startRunner(ws, workflow, leftovers);
     const appPid = await pollFor(() => readAppPid(pidFile), 10_000);
     expect(appPid).toBeDefined();
     leftovers.push(appPid!);
@@ -99,9 +106,10 @@ describe.runIf(process.platform === 'linux')('apps of a runner that dies', () =>
     expect(await pollFor(() => (isAlive(reaperPid!) ? undefined : true), 5_000)).toBe(true);
   });
 
-  it('leaves no reaper behind after a normal run', async () => {
+  it('leaves no reaper behind after a normal run', async ({ expect, onTestFinished }) => {
+    const leftovers = leftoversOf(onTestFinished);
     const { ws, workflow, pidFile } = workspace('  - id: a\n    uses: faulty.slow\n    with: { ms: 500 }\n', []);
-    const { runner, exited } = startRunner(ws, workflow);
+    const { runner, exited } = startRunner(ws, workflow, leftovers);
     const appPid = await pollFor(() => readAppPid(pidFile), 10_000);
     leftovers.push(appPid!);
     const reaperPid = await pollFor(() => findReaper(runner.pid!), 5_000);
@@ -114,7 +122,8 @@ describe.runIf(process.platform === 'linux')('apps of a runner that dies', () =>
     expect(isAlive(appPid!)).toBe(false);
   });
 
-  it('never signals a group whose leader is another process than the one tracked (a reused pid)', async () => {
+  it('never signals a group whose leader is another process than the one tracked (a reused pid)', async ({ expect, onTestFinished }) => {
+    const leftovers = leftoversOf(onTestFinished);
     const victim = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { detached: true, stdio: 'ignore' });
     leftovers.push(victim.pid!);
     const start = await pollFor(() => readProcessStart(victim.pid!) ?? undefined, 5_000);
