@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { cliPath, createWorkspace, type CliResult, faultyArgs } from '../helpers/workspace.js';
 
@@ -46,13 +46,16 @@ interface StartedCli {
   done: Promise<CliResult>;
 }
 
-// Runners this file started and has not seen exit: killed after each test, whatever happened.
+// Runners this file started and has not seen exit. Each test kills its own when it ends, whatever happened
+// (the deterministic cases run at once); what is left when the file ends (the calibration run) goes then.
 const live = new Set<ChildProcess>();
 
-afterEach(() => {
-  for (const child of live) child.kill('SIGKILL');
-  live.clear();
-});
+afterAll(() => killAll(live));
+
+function killAll(children: Set<ChildProcess>): void {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
+}
 
 /** mulberry32: a small seeded PRNG, so a failing iteration can be replayed. */
 function createRandom(seed: number): () => number {
@@ -66,9 +69,14 @@ function createRandom(seed: number): () => number {
   };
 }
 
-/** A workspace with the faulty app, which notes each side effect in counter.txt and its pid in pids.txt. */
-function createCrashWorkspace(steps: string) {
+/**
+ * A workspace with the faulty app, which notes each side effect in counter.txt and its pid in pids.txt.
+ * Given the test's `onTestFinished`, the runners it starts are killed when that test ends.
+ */
+function createCrashWorkspace(steps: string, onTestFinished?: (fn: () => void) => void) {
   const ws = createWorkspace('');
+  const started = new Set<ChildProcess>();
+  onTestFinished?.(() => killAll(started));
   const counter = join(ws.dir, 'counter.txt');
   const pidFile = join(ws.dir, 'pids.txt');
   const appArgs = [...faultyArgs, '--counter', counter, '--pid-file', pidFile];
@@ -81,16 +89,17 @@ function createCrashWorkspace(steps: string) {
     sideEffects: () => readLines(counter),
     appPids: () => readLines(pidFile).map(Number),
     cli: (args: string[], env: NodeJS.ProcessEnv = {}) => runInProcess(['--config', ws.config, ...args], { cwd: ws.dir, env }),
-    start: (args: string[], env: NodeJS.ProcessEnv = {}) => startCli(['--config', ws.config, ...args], ws.dir, env),
+    start: (args: string[], env: NodeJS.ProcessEnv = {}) => startCli(['--config', ws.config, ...args], ws.dir, env, started),
   };
 }
 
 type CrashWorkspace = ReturnType<typeof createCrashWorkspace>;
 
 /** Spawns the real CLI without waiting for it; `done` settles when it exits. */
-function startCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): StartedCli {
+function startCli(args: string[], cwd: string, env: NodeJS.ProcessEnv, started: Set<ChildProcess>): StartedCli {
   const child = spawn(process.execPath, [cliPath, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
+  started.add(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -99,6 +108,7 @@ function startCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): StartedC
     child.on('error', reject);
     child.on('close', (code, signal) => {
       live.delete(child);
+      started.delete(child);
       resolvePromise({ code, signal, stdout, stderr });
     });
   });
@@ -255,9 +265,9 @@ describe('crash safety: SIGKILL at any moment, then resume', () => {
 
   for (let iteration = 0; iteration < ITERATIONS; iteration++) {
     const seed = SEED + iteration;
-    it(`iteration ${iteration} (CRASH_SEED=${seed} CRASH_ITERATIONS=1 replays it)`, async () => {
+    it(`iteration ${iteration} (CRASH_SEED=${seed} CRASH_ITERATIONS=1 replays it)`, async ({ onTestFinished }) => {
       const random = createRandom(seed);
-      const ws = createCrashWorkspace(chainWorkflow(random));
+      const ws = createCrashWorkspace(chainWorkflow(random), onTestFinished);
       const kill = pickKillPoint(random, timing);
 
       const run = ws.start(['run', ws.workflow, '--json']);
@@ -305,10 +315,11 @@ describe('crash safety: SIGKILL at any moment, then resume', () => {
   }
 });
 
-describe('crash safety: deterministic cases', () => {
-  it('a call cut off by SIGKILL is unknown on resume, and runs again only with --rerun-unknown', async () => {
+// Each case has its own workspace and mostly waits on a runner process: they run at once.
+describe.concurrent('crash safety: deterministic cases', () => {
+  it('a call cut off by SIGKILL is unknown on resume, and runs again only with --rerun-unknown', async ({ expect, onTestFinished }) => {
     // The call waits A_DELAY_MS after its side effect: long in the run that is killed, not at all when resumed.
-    const ws = createCrashWorkspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n');
+    const ws = createCrashWorkspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n', onTestFinished);
     const run = ws.start(['run', ws.workflow, '--json'], { A_DELAY_MS: '60000' });
     await waitFor('the side effect of a', () => ws.sideEffects().includes('a'));
     run.child.kill('SIGKILL');
@@ -329,8 +340,8 @@ describe('crash safety: deterministic cases', () => {
     rmSync(ws.ws.dir, { recursive: true, force: true });
   });
 
-  it('refuses to resume a run that is still live in another process', async () => {
-    const ws = createCrashWorkspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 20000 }\n');
+  it('refuses to resume a run that is still live in another process', async ({ expect, onTestFinished }) => {
+    const ws = createCrashWorkspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: 20000 }\n', onTestFinished);
     const run = ws.start(['run', ws.workflow, '--json']);
     await waitFor('the side effect of a', () => ws.sideEffects().includes('a'));
 
