@@ -25,6 +25,28 @@ function faultyWorkspace(extraConfig = ''): Workspace & { counter: string; lines
   return { ...ws, counter, lines };
 }
 
+/**
+ * Steps `first`, `wait`, `last`: `wait` runs until the test writes `gate`, so a run killed meanwhile is surely
+ * cut off mid-step. `label` gives the work steps' labels (the side effects the test counts).
+ */
+function gatedChain(gate: string, label: (id: string) => string = (id) => id): string[] {
+  return [
+    'steps:',
+    '  - id: first',
+    '    uses: faulty.work',
+    `    with: { label: ${label('first')} }`,
+    '  - id: wait',
+    '    uses: faulty.gate',
+    '    needs: [first]',
+    `    with: { path: ${JSON.stringify(gate)} }`,
+    '  - id: last',
+    '    uses: faulty.work',
+    '    needs: [wait]',
+    `    with: { label: ${label('last')} }`,
+    '',
+  ];
+}
+
 async function cli(ws: Workspace, args: string[], env: NodeJS.ProcessEnv = {}) {
   const result = await runInProcess(['--config', ws.config, ...args], { cwd: ws.dir, env });
   return { ...result, record: result.stdout.startsWith('{') ? JSON.parse(result.stdout) : null };
@@ -244,20 +266,7 @@ describe.concurrent('the run store through the CLI', () => {
           '    paths: ["inbox/*.txt"]',
           '    debounce: 100ms',
           ...(claim ? ['    claim: move'] : []),
-          'steps:',
-          '  - id: first',
-          '    uses: faulty.work',
-          '    with: { label: first }',
-          // `wait` runs until the test opens its gate, after the kill: the run is surely cut off mid-step.
-          '  - id: wait',
-          '    uses: faulty.gate',
-          '    needs: [first]',
-          `    with: { path: ${JSON.stringify(gate)} }`,
-          '  - id: last',
-          '    uses: faulty.work',
-          '    needs: [wait]',
-          '    with: { label: last }',
-          '',
+          ...gatedChain(gate),
         ].join('\n'),
       );
       const watch = startServe(ws, ['watch'], { onTestFinished });
@@ -300,20 +309,7 @@ describe.concurrent('the run store through the CLI', () => {
           '    - cron: "* * * * * *"',
           '      overlap: skip',
           '      catch-up: none',
-          'steps:',
-          '  - id: first',
-          '    uses: faulty.work',
-          '    with: { label: "first ${{ trigger.occurrence }}" }',
-          // `wait` runs until the test opens its gate, after the kill: the occurrence is surely cut off mid-step.
-          '  - id: wait',
-          '    uses: faulty.gate',
-          '    needs: [first]',
-          `    with: { path: ${JSON.stringify(gate)} }`,
-          '  - id: last',
-          '    uses: faulty.work',
-          '    needs: [wait]',
-          '    with: { label: "last ${{ trigger.occurrence }}" }',
-          '',
+          ...gatedChain(gate, (id) => `"${id} \${{ trigger.occurrence }}"`),
         ].join('\n'),
       );
       const cron = startServe(ws, ['cron'], { onTestFinished });
