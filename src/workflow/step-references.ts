@@ -48,7 +48,7 @@ function linkStep(step: Step, index: number, references: Reference[], firstIndex
   for (const reference of references) {
     if (isKnownOther(step, reference.id, firstIndexById)) {
       needs.push(reference.id);
-      if (reference.property === 'outputs') checkForeachRead(reference, raw.steps?.[firstIndexById.get(reference.id)!], context);
+      checkForeachRead(reference, raw.steps?.[firstIndexById.get(reference.id)!], context);
     } else reportBadReference(step, reference.id, reference.path, locateReference(reference, context), firstIndexById, context);
   }
   step.needs = sortedUnique(needs);
