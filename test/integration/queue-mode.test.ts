@@ -97,7 +97,7 @@ describe.concurrent('queue mode (BullMQ on Redis)', () => {
 
   // BullMQ hands a worker that finishes a job the next one at once, so an app limited to 2 in flight
   // keeps (at most) two workers busy: the spread is shown on an app without a limit, in the same run.
-  it('spreads a 300-item foreach over three workers, and an app concurrency of 2 holds across them', async ({ expect }) => {
+  it('spreads a 90-item foreach over three workers, and an app concurrency of 2 holds across them', async ({ expect }) => {
     const config = fanConfig();
     const workers = await startWorkers([1, 2, 3], config);
     try {
@@ -105,20 +105,20 @@ describe.concurrent('queue mode (BullMQ on Redis)', () => {
       const items = (n: number) => JSON.stringify([...Array(n).keys()]);
       const workflow = ws.write(
         'fan.yaml',
-        `name: fan\nsteps:\n  - id: wide\n    uses: wide.concurrent\n    foreach: ${items(300)}\n    with: { delayMs: ${delayMs} }\n` +
-          `  - id: limited\n    uses: limited.concurrent\n    foreach: ${items(60)}\n    with: { delayMs: ${delayMs} }\n`,
+        `name: fan\nsteps:\n  - id: wide\n    uses: wide.concurrent\n    foreach: ${items(90)}\n    with: { delayMs: ${delayMs} }\n` +
+          `  - id: limited\n    uses: limited.concurrent\n    foreach: ${items(40)}\n    with: { delayMs: ${delayMs} }\n`,
       );
       const result = await runInProcess(['--config', config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
       expect(result.stderr).not.toMatch(/internal error/);
       const record = JSON.parse(result.stdout);
       expect(result.code).toBe(0);
       const step = (id: string) => record.steps.find((entry: { id: string }) => entry.id === id);
-      expect(step('wide').items).toHaveLength(300);
+      expect(step('wide').items).toHaveLength(90);
       expect(step('wide').items.every((item: { status: string }) => item.status === 'succeeded')).toBe(true);
-      expect(step('limited').items).toHaveLength(60);
+      expect(step('limited').items).toHaveLength(40);
 
       const wide = workers.map((worker) => linesOf(worker.counter('wide')));
-      expect(wide.reduce((sum, lines) => sum + lines.length, 0)).toBe(300);
+      expect(wide.reduce((sum, lines) => sum + lines.length, 0)).toBe(90);
       // Every worker took part: the calls were spread, not run by the first one to connect.
       for (const lines of wide) expect(lines.length).toBeGreaterThan(0);
       // The coordinator itself executed no call.
@@ -126,7 +126,7 @@ describe.concurrent('queue mode (BullMQ on Redis)', () => {
       expect(linesOf(join(ws.dir, 'coordinator.limited.txt'))).toHaveLength(0);
 
       const limited = workers.map((worker) => linesOf(worker.counter('limited')));
-      expect(limited.reduce((sum, lines) => sum + lines.length, 0)).toBe(60);
+      expect(limited.reduce((sum, lines) => sum + lines.length, 0)).toBe(40);
       // More than one worker ran the limited app, so the limit held across processes, not inside one.
       expect(limited.filter((lines) => lines.length > 0).length).toBeGreaterThan(1);
       // Each call was in flight for at least delayMs from its start: more than 2 overlapping would break the app's limit.
@@ -151,7 +151,7 @@ describe.concurrent('queue mode (BullMQ on Redis)', () => {
     // the other test's workers on `wide` (30 s lock) would hold off these workers' check for up to 30 s.
     const own = await startRedisServer();
     const config = fanConfig();
-    const workers = await startWorkers([4, 5, 6], config, { env: { RUNNER_WORKER_LOCK_MS: '3000' }, queue: own.url });
+    const workers = await startWorkers([4, 5, 6], config, { env: { RUNNER_WORKER_LOCK_MS: '2000' }, queue: own.url });
     try {
       // Both calls wait for a gate the test opens once their workers are dead: the survivor's run of the
       // read-only call then answers at once.
@@ -227,15 +227,15 @@ describe.concurrent('queue mode (BullMQ on Redis)', () => {
     }, 60_000);
 
     it('a run timeout cancels the call on the worker, which cancels it at the app', async ({ expect }) => {
-      // `warm` starts the app on the worker first, so the run's timeout falls while the call is in flight.
-      const workflow = ws.write(
-        'hang.yaml',
-        'name: hang\ntimeout: 12s\nsteps:\n  - id: warm\n    uses: hangs.echo\n    with: { text: warm }\n  - id: wait\n    needs: warm\n    uses: hangs.hang\n',
-      );
+      // A run of its own starts the app on the worker first, so the run's timeout falls while the call is in flight
+      // (a worker keeps its apps between jobs), not while the app starts.
+      const warm = ws.write('warm.yaml', 'name: warm\nsteps:\n  - id: warm\n    uses: hangs.echo\n    with: { text: warm }\n');
+      expect((await runInProcess(['--config', config, 'run', warm, '--queue', redis.url], { cwd: ws.dir })).code).toBe(0);
+      const workflow = ws.write('hang.yaml', 'name: hang\ntimeout: 3s\nsteps:\n  - id: wait\n    uses: hangs.hang\n');
       const result = await runInProcess(['--config', config, 'run', workflow, '--json', '--queue', redis.url], { cwd: ws.dir });
       const record = JSON.parse(result.stdout);
       expect(result.code).toBe(1);
-      expect(record.steps[1]).toMatchObject({ id: 'wait', status: 'failed', error: { kind: 'timeout' } });
+      expect(record.steps[0]).toMatchObject({ id: 'wait', status: 'failed', error: { kind: 'timeout' } });
       // The app saw notifications/cancelled: its hang tool notes that in the worker's counter file.
       await expect.poll(() => linesOf(worker.counter('hangs')), { timeout: 10_000 }).toContain('hang cancelled');
     }, 60_000);

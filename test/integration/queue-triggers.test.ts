@@ -15,10 +15,10 @@ import { cliPath, type Workspace } from '../helpers/workspace.js';
 // line per call to counter.txt, so side effects are counted too.
 
 /** Occurrences of the per-second schedule both serve processes offer before one stops. */
-const BOTH_RUNNING_OCCURRENCES = 4;
+const BOTH_RUNNING_OCCURRENCES = 3;
 
 /** Occurrences the remaining serve process runs alone after the other stopped. */
-const ALONE_OCCURRENCES = 2;
+const ALONE_OCCURRENCES = 1;
 
 let redis: RedisServer;
 let worker: ChildProcess | undefined;

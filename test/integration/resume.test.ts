@@ -46,23 +46,26 @@ describe.concurrent('resume', () => {
     });
 
     it('re-runs a step whose outcome is unknown only with --rerun-unknown', async ({ expect }) => {
-      // The step's timeout also covers starting the app (cold in every one of these runs): leave room for that.
-      // The call outlives it only in the first run (A_DELAY_MS): the run again with --rerun-unknown need not wait for another timeout.
-      const { workflow, sideEffects, cli } = workspace('  - id: a\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n    timeout: 4s\n');
+      // A step's timeout also covers starting the app: `warm` starts it in the first run, so there `a`'s call
+      // is sent at once and outlives its timeout (A_DELAY_MS). The run again with --rerun-unknown starts the app
+      // cold (the 2 s are for that) and need not wait for another timeout.
+      const { workflow, sideEffects, cli } = workspace(
+        '  - id: warm\n    uses: faulty.echo\n  - id: a\n    needs: [warm]\n    uses: faulty.work\n    with: { label: a, delayMs: "${{ fromJSON(env.A_DELAY_MS) }}" }\n    timeout: 2s\n',
+      );
       const first = await cli(['run', workflow, '--json'], { A_DELAY_MS: '10000' });
-      expect(first.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
+      expect(first.record.steps[1].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
 
       const kept = await cli(['resume', first.record.id, '--json'], { A_DELAY_MS: '0' });
       expect(kept.code).toBe(1);
-      expect(kept.record.steps[0].error.message).toContain('--rerun-unknown');
+      expect(kept.record.steps[1].error.message).toContain('--rerun-unknown');
       expect(sideEffects()).toEqual(['a']);
 
       const rerun = await cli(['resume', first.record.id, '--rerun-unknown', '--json'], { A_DELAY_MS: '0' });
       expect(rerun.code).toBe(0);
       // Sent once more: the timed-out attempt, then the one that ran again.
-      expect(rerun.record.steps[0]).toMatchObject({ status: 'succeeded', error: null });
-      expect(rerun.record.steps[0].history).toHaveLength(2);
-      expect(rerun.record.steps[0].history[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
+      expect(rerun.record.steps[1]).toMatchObject({ status: 'succeeded', error: null });
+      expect(rerun.record.steps[1].history).toHaveLength(2);
+      expect(rerun.record.steps[1].history[0].error).toMatchObject({ kind: 'timeout', outcome: 'unknown' });
       expect(sideEffects()).toEqual(['a', 'a']);
     });
 

@@ -383,20 +383,26 @@ describe('several processes on one artifacts folder', () => {
 
 describe('`retention:` under serve', () => {
   it('keeps at most max-runs (+1 in flight) of a workflow and deletes the folders of the others', { timeout: 60_000 }, async () => {
+    // A watched folder, one file at a time: each run is triggered as soon as the one before has finished.
     const ws = historyWorkspace(
-      { 'workflows/tick.yaml': 'name: tick\non:\n  schedule:\n    - cron: "* * * * * *"\nsteps:\n  - id: hello\n    uses: faulty.echo\n    with: { text: tick }\n' },
+      { 'workflows/tick.yaml': 'name: tick\non:\n  watch:\n    paths: ["inbox/*.txt"]\n    debounce: 20ms\nsteps:\n  - id: hello\n    uses: faulty.echo\n    with: { text: tick }\n' },
       'retention: { max-runs: 2 }\n',
     );
+    mkdirSync(join(ws.dir, 'inbox'));
     const serve = ws.start('serve', '--json');
-    const finished = () =>
+    const events = () =>
       serve
         .stdout()
         .split('\n')
         .slice(0, -1) // the last line may be unfinished
         .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line))
-        .filter((event) => event.type === 'run-finished');
-    await waitFor(() => finished().length >= 4, () => `four finished runs; stderr:\n${serve.stderr()}`, 20_000);
+        .map((line) => JSON.parse(line));
+    const finished = () => events().filter((event) => event.type === 'run-finished');
+    await waitFor(() => events().some((event) => event.type === 'ready'), () => `serve to be ready; stderr:\n${serve.stderr()}`);
+    for (let count = 1; count <= 4; count++) {
+      writeFileSync(join(ws.dir, 'inbox', `f${count}.txt`), `file ${count}\n`);
+      await waitFor(() => finished().length >= count, () => `${count} finished runs; stderr:\n${serve.stderr()}`);
+    }
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
 
