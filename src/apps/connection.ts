@@ -357,6 +357,7 @@ export class AppConnection {
       early: this.options.early,
       maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       spoolDir: join(artifacts, '.runner', 'spool'),
+      ...(app.stopTimeoutMs !== undefined && { closeStepMs: app.stopTimeoutMs }),
     });
     this.openLog();
     transport.onspawn = (pid) => {

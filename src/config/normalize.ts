@@ -146,7 +146,7 @@ function normalizePolicy(raw: RawConfig['policy']): PolicyConfig {
   };
 }
 
-const STDIO_ONLY_KEYS = ['args', 'env', 'cwd'] as const;
+const STDIO_ONLY_KEYS = ['args', 'env', 'cwd', 'stop-timeout'] as const;
 
 function normalizeApp(
   declaration: AppDeclaration,
@@ -194,6 +194,7 @@ function normalizeApp(
       args,
       env: expandMap(raw.env, 'env'),
       cwd,
+      ...(raw['stop-timeout'] !== undefined && { stopTimeoutMs: parseDuration(raw['stop-timeout']) }),
     };
   }
   for (const key of STDIO_ONLY_KEYS) if (raw[key] !== undefined) reportMisplacedKey(key, 'command', declaration, diagnostics);

@@ -198,6 +198,9 @@ const appSchema = {
     'connect-timeout': durationSchema('How long starting or reaching the app, its handshake and its tool list may take. Default: 30s.'),
     'max-result': sizeSchema('The largest result (one message) this app may send; larger fails the call, naming this limit. Default: 64MiB.'),
     'max-log': sizeSchema('The most of this app\'s stderr kept per run in logs/<app>.log: the beginning, a marker, and the last part. Default: 10MiB.'),
+    'stop-timeout': durationSchema(
+      'A stdio app: how long it gets to exit after runner closes its stdin, and again after SIGTERM, before SIGKILL. Default: 2s.',
+    ),
     transport: {
       type: 'string',
       enum: ['streamable-http', 'sse'],

@@ -70,6 +70,8 @@ export interface StdioAppConfig extends AppConfigBase {
   env: Record<string, string>;
   /** Absolute working directory. */
   cwd: string;
+  /** How long it gets to exit once its stdin is closed, and again after SIGTERM (`stop-timeout`). @default 2000 */
+  stopTimeoutMs?: number;
 }
 
 /** An app reached over Streamable HTTP. */

@@ -112,8 +112,11 @@ describe.concurrent('the executor through the CLI', () => {
       expect(run.step('a').error.message).toContain('faulty: refusing handshake');
     });
 
-    it('kills an app that ignores SIGTERM and stdin closing', async ({ expect }) => {
-      const run = await runFaulty('  - id: a\n    uses: faulty.echo\n', { appFlags: ['--ignore-sigterm', '--ignore-stdin-close', '--pid-file', 'PID'] });
+    it('kills an app that ignores SIGTERM and stdin closing, once its stop-timeout has passed twice', async ({ expect }) => {
+      const run = await runFaulty('  - id: a\n    uses: faulty.echo\n', {
+        appFlags: ['--ignore-sigterm', '--ignore-stdin-close', '--pid-file', 'PID'],
+        appYaml: '    stop-timeout: 300ms\n',
+      });
       expect(run.code).toBe(0);
       const pids = readFileSync(join(run.ws.dir, 'PID'), 'utf8').split('\n').filter(Boolean).map(Number);
       expect(pids.length).toBeGreaterThan(0);

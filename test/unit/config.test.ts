@@ -74,7 +74,7 @@ describe('loadConfig: discovery and defaults', () => {
     const dir = await makeDir({
       'runner.config.yaml': [
         'apps:',
-        '  image: { command: node, concurrency: 4, rate: 15/min, timeout: 60s }',
+        '  image: { command: node, concurrency: 4, rate: 15/min, timeout: 60s, stop-timeout: 300ms }',
         '  notes: { url: "http://127.0.0.1:3001/mcp", roots: false }',
         'retry: { attempts: 3, delay: 500ms, max-delay: 10s, on: [tool, timeout] }',
         'policy: { read-only: allow, destructive: deny, open-world: ask, headless-ask: wait, approval-timeout: 90m, rules: [{ match: "image.*", action: allow }] }',
@@ -92,6 +92,7 @@ describe('loadConfig: discovery and defaults', () => {
       concurrency: 4,
       rate: { count: 15, intervalMs: 60_000 },
       timeoutMs: 60_000,
+      stopTimeoutMs: 300,
       roots: [join(dir, 'artifacts')],
       location: { file: 'runner.config.yaml', line: 2, col: 3 },
     });
@@ -114,7 +115,7 @@ describe('loadConfig: problems point at file:line:col', () => {
     const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  image:\n    command: node\n    argz: [a]\n' });
     expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:4:5: unknown key `argz` in app `image`\n' +
-        '  hint: did you mean `args`? allowed keys: command, args, env, cwd, url, headers, auth, concurrency, rate, timeout, connect-timeout, max-result and 4 more',
+        '  hint: did you mean `args`? allowed keys: command, args, env, cwd, url, headers, auth, concurrency, rate, timeout, connect-timeout, max-result and 5 more',
     ]);
   });
 
@@ -180,9 +181,10 @@ describe('loadConfig: problems point at file:line:col', () => {
   });
 
   it('rejects stdio-only keys on an http app', async () => {
-    const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  notes:\n    url: http://127.0.0.1/mcp\n    args: [a]\n' });
+    const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  notes:\n    url: http://127.0.0.1/mcp\n    args: [a]\n    stop-timeout: 1s\n' });
     expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:4:5: `args` applies only to stdio apps (with `command`), and app `notes` is not one',
+      'runner.config.yaml:5:5: `stop-timeout` applies only to stdio apps (with `command`), and app `notes` is not one',
     ]);
   });
 });

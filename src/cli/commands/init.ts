@@ -26,7 +26,9 @@ artifacts: artifacts            # where runs write their results (one folder per
 
 apps:
   # The MCP reference server, started with npx: it needs only Node. The first
-  # start downloads the package, hence the generous connect-timeout.
+  # start downloads the package, hence the generous connect-timeout. It may
+  # keep running once its input closes (waiting for an answer to a request of
+  # its own), hence the short stop-timeout: it has nothing to save.
   # Add your own apps beside it:
   #   notes: { command: node, args: [path/to/server.js] }     # a stdio app
   #   drive: { url: "http://127.0.0.1:3001/mcp" }             # a Streamable HTTP app
@@ -34,6 +36,7 @@ apps:
     command: npx
     args: ["-y", "${STARTER_SERVER_PACKAGE}", "stdio"]
     connect-timeout: 2m
+    stop-timeout: 200ms
 
 policy:
   read-only: allow              # tools that say they only read
