@@ -158,6 +158,17 @@ async function waitForAppsToExit(ws: CrashWorkspace): Promise<void> {
   await waitFor('the app processes to exit', () => ws.appPids().every((pid) => !isAlive(pid)));
 }
 
+/**
+ * Deletes a workspace. An app the runner spawned just before it was killed
+ * had no pid in the pid file yet (waitForAppsToExit cannot wait for it) and
+ * may still write it, or its counter, while the folder goes: a write between
+ * the deletion of a folder's files and of the folder is ENOTEMPTY, which
+ * rmSync retries.
+ */
+function removeWorkspace(ws: CrashWorkspace): void {
+  rmSync(ws.ws.dir, { recursive: true, force: true, maxRetries: 5 });
+}
+
 /** Spawns a full run of a chain and notes when its first side effect lands and when it exits. */
 async function measureRunTiming(): Promise<RunTiming> {
   const ws = createCrashWorkspace(chainWorkflow(createRandom(SEED)));
@@ -174,7 +185,7 @@ async function measureRunTiming(): Promise<RunTiming> {
   const result = await run.done;
   if (result.code !== 0) throw new Error(`the calibration run failed (exit ${result.code}):\n${result.stderr}`);
   await waitForAppsToExit(ws);
-  rmSync(ws.ws.dir, { recursive: true, force: true });
+  removeWorkspace(ws);
   return { firstEffectMs: Math.max(0, firstEffectMs), exitMs };
 }
 
@@ -310,7 +321,7 @@ describe('crash safety: SIGKILL at any moment, then resume', () => {
         `resume (exit ${resumed?.code ?? '-'}) stderr:\n${resumed?.stderr ?? ''}`,
       ].join('\n');
       expect(violations, report).toEqual([]);
-      rmSync(ws.ws.dir, { recursive: true, force: true });
+      removeWorkspace(ws);
     }, 60_000);
   }
 });
@@ -337,7 +348,7 @@ describe.concurrent('crash safety: deterministic cases', () => {
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(parseJson<RunView>(rerun, '`resume --rerun-unknown --json`').steps[0]!.status).toBe('succeeded');
     expect(ws.sideEffects()).toEqual(['a', 'a']);
-    rmSync(ws.ws.dir, { recursive: true, force: true });
+    removeWorkspace(ws);
   });
 
   it('refuses to resume a run that is still live in another process', async ({ expect, onTestFinished }) => {
@@ -356,6 +367,6 @@ describe.concurrent('crash safety: deterministic cases', () => {
     await run.done;
     await waitForAppsToExit(ws);
     expect(ws.sideEffects()).toEqual(['a']);
-    rmSync(ws.ws.dir, { recursive: true, force: true });
+    removeWorkspace(ws);
   });
 });
