@@ -8,7 +8,7 @@
 //   CRASH_SEED=<seed of a failed iteration> CRASH_ITERATIONS=1 ...   replays that iteration's
 //   workflow and kill point (the moment itself moves with the machine's load)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,21 +152,41 @@ function isAlive(pid: number): boolean {
  * Waits until every app process of the workspace has exited. An app outlives
  * a killed runner for a moment (it exits when its stdin closes) and may still
  * act on a call the runner wrote just before it died, so only then is the
- * counter file final.
+ * counter file final. An app spawned just before the kill may not have
+ * written its pid yet, so this also waits for every process working in the
+ * workspace (an app's working folder is the config's; so is the killed
+ * runner's reaper's): once they are gone, nothing writes there any more.
  */
 async function waitForAppsToExit(ws: CrashWorkspace): Promise<void> {
   await waitFor('the app processes to exit', () => ws.appPids().every((pid) => !isAlive(pid)));
+  await waitForNoProcessIn(ws.ws.dir);
 }
 
-/**
- * Deletes a workspace. An app the runner spawned just before it was killed
- * had no pid in the pid file yet (waitForAppsToExit cannot wait for it) and
- * may still write it, or its counter, while the folder goes: a write between
- * the deletion of a folder's files and of the folder is ENOTEMPTY, which
- * rmSync retries.
- */
-function removeWorkspace(ws: CrashWorkspace): void {
-  rmSync(ws.ws.dir, { recursive: true, force: true, maxRetries: 5 });
+function waitForNoProcessIn(dir: string): Promise<void> {
+  const real = realpathSync(dir);
+  return waitFor(`the processes working in ${dir} to exit`, () => processesIn(real).length === 0);
+}
+
+/** The processes whose working folder is `dir` or inside it (Linux: /proc; elsewhere none are found). */
+function processesIn(dir: string): number[] {
+  if (!existsSync('/proc/self/cwd')) return [];
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      if (cwd === dir || cwd.startsWith(`${dir}/`)) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or not ours to look at.
+    }
+  }
+  return found;
+}
+
+/** Deletes a workspace once no process works in it any more: nothing writes there while it goes. */
+async function removeWorkspace(ws: CrashWorkspace): Promise<void> {
+  await waitForNoProcessIn(ws.ws.dir);
+  rmSync(ws.ws.dir, { recursive: true, force: true });
 }
 
 /** Spawns a full run of a chain and notes when its first side effect lands and when it exits. */
@@ -185,7 +205,7 @@ async function measureRunTiming(): Promise<RunTiming> {
   const result = await run.done;
   if (result.code !== 0) throw new Error(`the calibration run failed (exit ${result.code}):\n${result.stderr}`);
   await waitForAppsToExit(ws);
-  removeWorkspace(ws);
+  await removeWorkspace(ws);
   return { firstEffectMs: Math.max(0, firstEffectMs), exitMs };
 }
 
@@ -321,7 +341,7 @@ describe('crash safety: SIGKILL at any moment, then resume', () => {
         `resume (exit ${resumed?.code ?? '-'}) stderr:\n${resumed?.stderr ?? ''}`,
       ].join('\n');
       expect(violations, report).toEqual([]);
-      removeWorkspace(ws);
+      await removeWorkspace(ws);
     }, 60_000);
   }
 });
@@ -348,7 +368,7 @@ describe.concurrent('crash safety: deterministic cases', () => {
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(parseJson<RunView>(rerun, '`resume --rerun-unknown --json`').steps[0]!.status).toBe('succeeded');
     expect(ws.sideEffects()).toEqual(['a', 'a']);
-    removeWorkspace(ws);
+    await removeWorkspace(ws);
   });
 
   it('refuses to resume a run that is still live in another process', async ({ expect, onTestFinished }) => {
@@ -367,6 +387,6 @@ describe.concurrent('crash safety: deterministic cases', () => {
     await run.done;
     await waitForAppsToExit(ws);
     expect(ws.sideEffects()).toEqual(['a']);
-    removeWorkspace(ws);
+    await removeWorkspace(ws);
   });
 });
