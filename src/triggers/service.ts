@@ -26,6 +26,7 @@ import { FileTrigger } from './file-trigger.js';
 import type { FiringHandoff } from './handoff.js';
 import { recoverLostTriggers, resumeInterruptedRuns, watchWaitingRuns, type RecoveryHost } from './recover.js';
 import { checkApprovals } from './approval-watch.js';
+import { watchFileWrites } from './file-writes.js';
 import { takeOverRun } from '../store/take-over.js';
 import { RunnerError } from '../errors.js';
 import { iso, messageOf, type TriggerHost } from './host.js';
@@ -341,20 +342,37 @@ export class TriggerService implements TriggerHost {
   /**
    * Looks a waiting run up in the store every `approvalPollMs` until one of
    * its approvals is answered (`runner approve`/`deny`, the UI, any process)
-   * or expires (recorded here), then continues it in this process. Stops
-   * watching when the run is no longer waiting (`runner resume` took it) or
-   * the service stops (a restart watches it again). Resolves when the run
-   * has ended for good (the continued run too) or is no longer watched.
+   * or expires (recorded here), then continues it in this process. An answer
+   * given on this machine rewrites the run's run.json: that write wakes the
+   * look at once instead of at the next poll. Stops watching when the run is
+   * no longer waiting (`runner resume` took it) or the service stops (a
+   * restart watches it again). Resolves when the run has ended for good (the
+   * continued run too) or is no longer watched.
    */
   watchApproval(workflow: Workflow, trigger: TriggerRecord, runId: string, finish?: (record: RunRecord | undefined) => Promise<string | undefined>): Promise<void> {
     const store = this.store;
     if (!store) return Promise.resolve();
     const pollMs = this.options.approvalPollMs ?? 1000;
     let continued: Promise<void> | undefined;
+    // Written since the last look: look again without sleeping.
+    let written = false;
+    let wake: AbortController | undefined;
+    const runDir = store.getRun(runId)?.run.dir;
+    const unwatch = runDir
+      ? watchFileWrites(join(runDir, 'run.json'), () => {
+          written = true;
+          wake?.abort();
+        })
+      : () => {};
     // Only the watching is tracked: a stop must not wait for the continued run beyond its grace period.
     const watching = (async () => {
       while (!this.triggers.signal.aborted) {
-        await this.clock.sleep(pollMs, this.triggers.signal).catch(() => undefined);
+        if (!written) {
+          wake = new AbortController();
+          await this.clock.sleep(pollMs, AbortSignal.any([this.triggers.signal, wake.signal])).catch(() => undefined);
+          wake = undefined;
+        }
+        written = false;
         if (this.triggers.signal.aborted) return;
         const check = checkApprovals(store, runId, this.clock.now());
         if (check.state === 'gone') return;
@@ -371,7 +389,7 @@ export class TriggerService implements TriggerHost {
         if (!continued) store.releaseRun(runId, this.owner);
         return;
       }
-    })();
+    })().finally(unwatch);
     this.track(watching);
     // Out of `waiting` once watching ends, before the continued run can end (waiting again puts it back): no cycle.
     const ended: Promise<void> = watching

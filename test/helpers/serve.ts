@@ -21,8 +21,8 @@ export interface Serve {
  * context (`{ onTestFinished }` from the test's argument): vitest's global `onTestFinished` cannot
  * tell concurrent tests apart, and would kill this process when another test ends.
  */
-export function startServe(ws: Workspace, args: string[], test: { onTestFinished: typeof onTestFinished } = { onTestFinished }): Serve {
-  const child = spawn(process.execPath, [cliPath, '--config', ws.config, ...args, '--json'], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startServe(ws: Workspace, args: string[], test: { onTestFinished: typeof onTestFinished } = { onTestFinished }, env: NodeJS.ProcessEnv = {}): Serve {
+  const child = spawn(process.execPath, [cliPath, '--config', ws.config, ...args, '--json'], { cwd: ws.dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   // Killed when the test that started it ends, whatever happened (registered per test, so it holds
   // when test files share one module graph and this module is loaded once).
   test.onTestFinished(() => {

@@ -166,12 +166,16 @@ async function untilFinished(serve: Serve, workflow: string, status: string): Pr
 }
 
 // Each test has its own workspace and serve, and mostly waits on a schedule: they run at once.
+/** No look at waiting runs for ten minutes but the one the write of run.json wakes. */
+const SLOW_POLL = { RUNNER_APPROVAL_POLL_MS: String(10 * 60_000) };
+
 describe.concurrent('runner serve with headless-ask: wait', () => {
   it('a cron run pauses, is approved from another process, and completes without a restart; a denied one sends nothing', async ({ expect, onTestFinished }) => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     ws.write('workflows/keep.yaml', everySecond('keep'));
     ws.write('workflows/drop.yaml', everySecond('drop'));
-    const serve = startServe(ws, ['serve'], { onTestFinished });
+    // Serve would not look again for ten minutes: it sees the answers because answering rewrites run.json.
+    const serve = startServe(ws, ['serve'], { onTestFinished }, SLOW_POLL);
     const [keep, drop] = [await untilFinished(serve, 'keep', 'waiting'), await untilFinished(serve, 'drop', 'waiting')];
     expect(keep.summary).toContain(`runner approve ${keep.runId} purge`);
     const stored = await runInProcess(['--config', ws.config, 'runs', 'show', keep.runId, '--json'], { cwd: ws.dir });
@@ -205,7 +209,7 @@ describe.concurrent('runner serve with headless-ask: wait', () => {
   it('a waiting run holds back its schedule under overlap: skip, until it is answered and ends', async ({ expect, onTestFinished }) => {
     const ws = approvalWorkspace('{ headless-ask: wait }');
     ws.write('workflows/tick.yaml', everySecond('tick'));
-    const serve = startServe(ws, ['cron'], { onTestFinished });
+    const serve = startServe(ws, ['cron'], { onTestFinished }, SLOW_POLL);
     const waiting = await untilFinished(serve, 'tick', 'waiting');
     const pausedAt = serve.events.length;
     const skippedWhileWaiting = (events: Event[]) =>

@@ -39,6 +39,8 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
   const { served, skipped } = await loadTriggeredWorkflows({ files, config, cwd: io.cwd, kinds, env: io.env });
   reportWarnings(served.flatMap((workflow) => workflow.warnings ?? []), io.stderr);
   const report = createReporter(io, Boolean(options.json), config.secretValues);
+  // How often waiting runs are looked up for answers given elsewhere, and for expiry.
+  const approvalPollMs = Number(io.env.RUNNER_APPROVAL_POLL_MS);
 
   const service = new TriggerService({
     context,
@@ -48,6 +50,7 @@ export async function serveCommand(mode: ServeMode, files: string[], options: Se
     policy: { yes: Boolean(options.yes), allow: options.allow },
     env: io.env,
     onEvent: report,
+    ...(Number.isFinite(approvalPollMs) && approvalPollMs > 0 && { approvalPollMs }),
   });
 
   let stopped: Promise<{ cancelled: number }> | undefined;
