@@ -63,6 +63,45 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * True while the process group `pgid` has a member that is not a zombie.
+ * A member that exited stays a zombie until its parent reaps it, and an app
+ * orphaned by a killed runner waits for the system's init to do that, which
+ * in some containers is slow or never happens: such a group is gone in
+ * every way that matters. Where /proc is not available, whether any member
+ * exists at all.
+ */
+export function groupHasLiveMember(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return groupExists(pgid);
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After the command name: state, parent, process group.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return false;
+}
+
+/** Whether any process, zombies included, is in the group `pgid` (its id is in use while one is). */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Signals every process in the group led by `pid`; false when the group is gone. */
 export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   try {

@@ -36,7 +36,7 @@
  *   busy in a call or ignoring stdin does not.
  */
 import { readProcessStart } from '../process-info.js';
-import { isAlive, listDescendants, signalAll } from './process-tree.js';
+import { groupExists, groupHasLiveMember, isAlive, listDescendants, signalAll } from './process-tree.js';
 
 /** How long apps get to exit on SIGTERM before SIGKILL. */
 const TERM_GRACE_MS = 1_000;
@@ -107,14 +107,5 @@ function isRunnerApp(pid: number, start: string): boolean {
 }
 
 function isAnyLeft(leaders: [number, string][], strays: Map<number, string | null>): boolean {
-  return leaders.some(([pid]) => groupExists(pid)) || [...strays.keys()].some(isAlive);
-}
-
-function groupExists(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return leaders.some(([pid]) => groupHasLiveMember(pid)) || [...strays.keys()].some(isAlive);
 }
