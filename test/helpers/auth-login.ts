@@ -1,40 +1,41 @@
 // `runner auth login` in tests: the test plays the browser. It reads the
 // authorization URL the CLI prints and follows the authorization server's
-// redirect to the CLI's 127.0.0.1 port.
-import { spawn } from 'node:child_process';
+// redirect to the CLI's 127.0.0.1 port. The login runs in the test's process:
+// nothing in it needs a process of its own.
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { expect } from 'vitest';
 import type { StoredDpopKey } from '../../src/auth/dpop.js';
-import { cliPath, type CliResult, type Workspace } from './workspace.js';
+import { runCli as runProgram } from '../../dist/cli/program.js';
+import type { CliResult, Workspace } from './workspace.js';
 
-/** `runner auth login APP`, with the test as the browser: fetch the printed URL, follow its redirect to the CLI. */
-export function login(ws: Workspace, env: NodeJS.ProcessEnv, appName = 'notes', extra: string[] = []): Promise<CliResult & { authorizationUrl: URL }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, '--config', ws.config, 'auth', 'login', appName, '--no-browser', ...extra], {
-      cwd: ws.dir,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let authorizationUrl: URL | undefined;
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
+/**
+ * `runner auth login APP` in this process (see in-process.ts), with the test as the browser: fetch the
+ * URL it prints, follow the redirect to its 127.0.0.1 listener. The login ends when that request arrives.
+ */
+export async function login(ws: Workspace, env: NodeJS.ProcessEnv, appName = 'notes', extra: string[] = []): Promise<CliResult & { authorizationUrl: URL }> {
+  let stdout = '';
+  let stderr = '';
+  let authorizationUrl: URL | undefined;
+  let browser: Promise<void> | undefined;
+  const code = await runProgram(['--config', ws.config, 'auth', 'login', appName, '--no-browser', ...extra], {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => {
+      stderr += text;
       const match = /(http:\/\/127\.0\.0\.1:\d+\/authorize\S+)/.exec(stderr);
       if (match && !authorizationUrl) {
         authorizationUrl = new URL(match[1]!);
-        void playBrowser(authorizationUrl).catch(reject);
+        browser = playBrowser(authorizationUrl);
       }
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (!authorizationUrl) return reject(new Error(`login printed no URL (exit ${code}): ${stderr}`));
-      resolve({ code, signal, stdout, stderr, authorizationUrl });
-    });
+    },
+    stdin: Readable.from([]),
+    stderrIsTTY: false,
+    cwd: ws.dir,
+    env: { ...process.env, ...env },
   });
+  await browser;
+  if (!authorizationUrl) throw new Error(`login printed no URL (exit ${code}): ${stderr}`);
+  return { code, signal: null, stdout, stderr, authorizationUrl };
 }
 
 async function playBrowser(authorizationUrl: URL): Promise<void> {
