@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliPath, createWorkspace, runCli, faultyArgs } from '../helpers/workspace.js';
+import { runInProcess } from '../helpers/in-process.js';
+import { cliPath, createWorkspace, faultyArgs } from '../helpers/workspace.js';
 
 const ESC = String.fromCharCode(0x1b);
 
@@ -82,9 +83,10 @@ describe('on a terminal', () => {
     const ws = createWorkspace('');
     ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([...faultyArgs, '--counter', join(ws.dir, 'counter.txt')])}\npolicy:\n  headless-ask: wait\n`);
     const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: one\n    uses: faulty.purge\n  - id: two\n    uses: faulty.purge\n');
-    const first = await runCli(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    // The setup needs no terminal and no process of its own: only the resume does.
+    const first = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
     const { id } = JSON.parse(first.stdout);
-    expect((await runCli(['--config', ws.config, 'approve', id, 'one'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } })).code).toBe(0);
+    expect((await runInProcess(['--config', ws.config, 'approve', id, 'one'], { cwd: ws.dir, env: { RUNNER_USER: 'ana' } })).code).toBe(0);
     const { code, screen } = await runOnTerminal(['--config', ws.config, 'resume', id], ws.dir, [[/Allow\? \[y\] yes, this call/, 'y\n']]);
     expect(code).toBe(0);
     expect(screen).toContain('faulty.purge (step two) needs approval');
