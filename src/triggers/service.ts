@@ -354,23 +354,25 @@ export class TriggerService implements TriggerHost {
     if (!store) return Promise.resolve();
     const pollMs = this.options.approvalPollMs ?? 1000;
     let continued: Promise<void> | undefined;
-    // Written since the last look: look again without sleeping.
+    // Each sleep between looks ends early when run.json is written (then the next look does not sleep at all) or the service stops.
     let written = false;
-    let wake: AbortController | undefined;
-    const runDir = store.getRun(runId)?.run.dir;
-    const unwatch = runDir
-      ? watchFileWrites(join(runDir, 'run.json'), () => {
-          written = true;
-          wake?.abort();
-        })
-      : () => {};
+    let wake = new AbortController();
+    const onStop = () => wake.abort();
+    this.triggers.signal.addEventListener('abort', onStop, { once: true });
+    const unwatch = watchRunFile(store, runId, () => {
+      written = true;
+      wake.abort();
+    });
+    const stopWaking = () => {
+      this.triggers.signal.removeEventListener('abort', onStop);
+      unwatch();
+    };
     // Only the watching is tracked: a stop must not wait for the continued run beyond its grace period.
     const watching = (async () => {
       while (!this.triggers.signal.aborted) {
         if (!written) {
           wake = new AbortController();
-          await this.clock.sleep(pollMs, AbortSignal.any([this.triggers.signal, wake.signal])).catch(() => undefined);
-          wake = undefined;
+          await this.clock.sleep(pollMs, wake.signal).catch(() => undefined);
         }
         written = false;
         if (this.triggers.signal.aborted) return;
@@ -389,7 +391,7 @@ export class TriggerService implements TriggerHost {
         if (!continued) store.releaseRun(runId, this.owner);
         return;
       }
-    })().finally(unwatch);
+    })().finally(stopWaking);
     this.track(watching);
     // Out of `waiting` once watching ends, before the continued run can end (waiting again puts it back): no cycle.
     const ended: Promise<void> = watching
@@ -451,4 +453,15 @@ export class TriggerService implements TriggerHost {
       // A reporter that throws must not stop the runner.
     }
   }
+}
+
+/** Watches the run.json of a run for writes (an answer to its approval rewrites it); a run the store cannot name a folder for is not watched. */
+function watchRunFile(store: RunStore, runId: string, onWrite: () => void): () => void {
+  let dir: string | undefined;
+  try {
+    dir = store.getRun(runId)?.run.dir;
+  } catch {
+    // The looks on the poll will report what is wrong with the store.
+  }
+  return dir ? watchFileWrites(join(dir, 'run.json'), onWrite) : () => {};
 }
