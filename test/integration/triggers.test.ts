@@ -182,8 +182,9 @@ describe.concurrent('serve processes', () => {
   });
 });
 
-describe('nothing starts on bad input (exit 2)', () => {
-  it('a workflow without the trigger, a bad cron expression, a bad --grace', async () => {
+// These run at once with the serve processes above (consecutive concurrent blocks run together).
+describe.concurrent('nothing starts on bad input (exit 2)', () => {
+  it('a workflow without the trigger, a bad cron expression, a bad --grace', async ({ expect }) => {
     const ws = faultyWorkspace({
       'once.yaml': 'name: once\nsteps:\n  - id: a\n    uses: faulty.echo\n',
       'bad.yaml': 'name: bad\non:\n  schedule:\n    - cron: "0 25 * * *"\nsteps:\n  - id: a\n    uses: faulty.echo\n',
@@ -201,8 +202,8 @@ describe('nothing starts on bad input (exit 2)', () => {
   });
 });
 
-describe('example workflows', () => {
-  it('every file in workflows/ validates with the repository config', async () => {
+describe.concurrent('example workflows', () => {
+  it('every file in workflows/ validates with the repository config', async ({ expect }) => {
     const files = readdirSync(join(repoRoot, 'workflows')).filter((name) => name.endsWith('.yaml'));
     expect(files).toEqual(expect.arrayContaining(['inbox-thumbnails.yaml', 'nightly-report.yaml']));
     const result = await runInProcess(['validate', ...files.map((name) => join('workflows', name))], { cwd: repoRoot });
@@ -210,14 +211,14 @@ describe('example workflows', () => {
     expect(result.code).toBe(0);
   });
 
-  it('inbox-thumbnails: two PNGs dropped, two catalog entries, run after run', async () => {
+  it('inbox-thumbnails: two PNGs dropped, two catalog entries, run after run', async ({ expect, onTestFinished }) => {
     const ws = createWorkspace(
       `apps:\n  image:\n    command: node\n    args: [${JSON.stringify(imageApp)}]\n  sheet:\n    command: node\n    args: [${JSON.stringify(sheetApp)}]\n` +
         'policy:\n  rules:\n    - { match: "sheet.write_range", action: allow }\n',
     );
     mkdirSync(join(ws.dir, 'workflows'));
     copyFileSync(join(repoRoot, 'workflows', 'inbox-thumbnails.yaml'), join(ws.dir, 'workflows', 'inbox-thumbnails.yaml'));
-    const serve = startServe(ws, ['serve']);
+    const serve = startServe(ws, ['serve'], { onTestFinished });
     await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
     const inbox = join(ws.artifacts, 'inbox');
     for (const [name, color] of [['red.png', '#c00'], ['blue.png', '#00c']]) {
