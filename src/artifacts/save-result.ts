@@ -6,6 +6,7 @@ import { makeRunFolder, writeFileAtomic, writeJsonAtomic } from './run-record.js
 import { extensionFor, fileNameForUri, sanitizeFileName } from './file-names.js';
 import { moveFileAtomic } from './move-file.js';
 import type { WriteBehind } from './write-behind.js';
+import { messageOf } from '../errors.js';
 
 export interface SavedResult {
   /** Absolute paths of the files saved, in content order. */
@@ -103,7 +104,7 @@ export async function saveResult(
           });
           storedContent.push({ ...block, files: saved });
         } catch (error) {
-          storedContent.push({ ...block, readError: error instanceof Error ? error.message : String(error) });
+          storedContent.push({ ...block, readError: messageOf(error) });
         }
         break;
       }

@@ -1,4 +1,4 @@
-import { RunnerError } from '../errors.js';
+import { messageOf, RunnerError } from '../errors.js';
 
 const REASONS: Record<string, { what: string; hint: string }> = {
   ENOSPC: { what: 'no space left on the device', hint: 'free some disk space, then `runner resume` the run' },
@@ -19,6 +19,6 @@ export function storageError(error: unknown, path: string): RunnerError {
   if (error instanceof RunnerError) return error;
   const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
   const reason = REASONS[code];
-  const message = `cannot write ${path}: ${reason?.what ?? (error instanceof Error ? error.message : String(error))} (${code})`;
+  const message = `cannot write ${path}: ${reason?.what ?? messageOf(error)} (${code})`;
   return new RunnerError('storage', message, { hint: reason?.hint, cause: error });
 }

@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { CallError } from '../apps/call-error.js';
 import { checkSaveName, chooseFormat, renderContent, saveNamedFile, type SaveFormat } from './save-file.js';
 import { TransformError, TransformPool } from './transform-pool.js';
+import { messageOf } from '../errors.js';
 
 let pool: TransformPool | undefined;
 
@@ -54,7 +55,7 @@ function save({ args, callDir }: BuiltinCall): { result: CallToolResult; files: 
   try {
     text = renderContent(args.content, chooseFormat(name, args.content, args.format as SaveFormat | undefined));
   } catch (error) {
-    throw new CallError('input', `runner.save: ${error instanceof Error ? error.message : String(error)}`, { outcome: 'not-sent' });
+    throw new CallError('input', `runner.save: ${messageOf(error)}`, { outcome: 'not-sent' });
   }
   const saved = saveNamedFile(callDir, name, text);
   return { result: { content: [{ type: 'text', text: saved.path }], structuredContent: saved }, files: [saved.path] };

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { RetentionPolicy } from '../config/types.js';
 import { isOwnerLive } from './run-owner.js';
 import type { RunStore, RunSummary } from './run-store.js';
+import { messageOf } from '../errors.js';
 
 /** What to prune: runs past an age or past a count, per workflow. */
 export interface PruneOptions extends RetentionPolicy {
@@ -43,7 +44,7 @@ export async function deleteRuns(store: RunStore, runs: RunSummary[]): Promise<{
       await rm(run.dir, { recursive: true, force: true });
       deleted.push(run);
     } catch (error) {
-      failed.push({ run, error: error instanceof Error ? error.message : String(error) });
+      failed.push({ run, error: messageOf(error) });
     }
   }
   store.deleteRuns(deleted.map((run) => run.id));

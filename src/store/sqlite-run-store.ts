@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ItemRecord, RunRecord, RunStatus, StepRecord } from '../artifacts/run-record.js';
-import { RunnerError } from '../errors.js';
+import { messageOf, RunnerError } from '../errors.js';
 import { LARGE_VALUES_SCHEMA, LargeValues, ownerKey, RUN_RECORD, STEP_RECORD } from './large-values.js';
 import { answerInRecord, type ApprovalAnswer, type ApprovalResult } from './approval-answer.js';
 import type { JournalEntry, RunChanges, RunFilter, RunOwner, RunStore, RunSummary, StoredRun } from './run-store.js';
@@ -452,7 +452,7 @@ function storeError(error: unknown, file: string): unknown {
   if (error instanceof RunnerError) return error;
   const code = (error as { code?: string }).code ?? '';
   if (!code.startsWith('SQLITE_') && !(error instanceof Error && /sqlite|database/i.test(error.message))) return error;
-  const reason = code === 'SQLITE_FULL' ? 'no space left on the device' : error instanceof Error ? error.message : String(error);
+  const reason = code === 'SQLITE_FULL' ? 'no space left on the device' : messageOf(error);
   const hint =
     code === 'SQLITE_FULL'
       ? 'free some disk space; runs already recorded are kept'

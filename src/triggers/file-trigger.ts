@@ -7,7 +7,8 @@ import type { WatchTriggerRecord } from './events.js';
 import type { SettledFile } from './file-settle.js';
 import type { CompiledGlob } from './glob.js';
 import { fileJobId, watchQueueName, type FileJob, type FiringHandoff } from './handoff.js';
-import { iso, messageOf, type TriggerHost } from './host.js';
+import { messageOf } from '../errors.js';
+import { iso, type TriggerHost } from './host.js';
 import { hashFile, type SeenStore } from './seen-store.js';
 import { watchFiles, type FileWatch } from './watch.js';
 

@@ -23,7 +23,3 @@ export interface TriggerHost {
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

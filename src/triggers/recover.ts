@@ -2,7 +2,7 @@ import { readdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord } from '../artifacts/run-record.js';
 import type { RunnerConfig } from '../config/types.js';
-import { RunnerError } from '../errors.js';
+import { messageOf, RunnerError } from '../errors.js';
 import type { ResumeOptions } from '../scheduler/resume.js';
 import { isOwnerLive } from '../store/run-owner.js';
 import type { RunOwner, RunStore } from '../store/run-store.js';
@@ -11,7 +11,6 @@ import type { Workflow } from '../workflow/types.js';
 import { claimRootFor, releaseClaim } from './claim.js';
 import type { ServiceEvent, TriggerRecord } from './events.js';
 import type { FileTrigger } from './file-trigger.js';
-import { messageOf } from './host.js';
 import { hashFile, type ContentMark, type SeenStore } from './seen-store.js';
 
 /** What recovery needs from the service that runs it. */

@@ -28,8 +28,8 @@ import { recoverLostTriggers, resumeInterruptedRuns, watchWaitingRuns, type Reco
 import { checkApprovals } from './approval-watch.js';
 import { watchFileWrites } from './file-writes.js';
 import { takeOverRun } from '../store/take-over.js';
-import { RunnerError } from '../errors.js';
-import { iso, messageOf, type TriggerHost } from './host.js';
+import { messageOf, RunnerError } from '../errors.js';
+import { iso, type TriggerHost } from './host.js';
 import { locksFolder, pruneOccurrenceLocks } from './occurrence-lock.js';
 import { ScheduleCursorStore } from './schedule-cursor.js';
 import { SeenStore } from './seen-store.js';

@@ -2,7 +2,8 @@ import type { Workflow } from '../workflow/types.js';
 import type { CronTrigger } from './cron-trigger.js';
 import type { FileTrigger } from './file-trigger.js';
 import { scheduleQueueName, watchQueueName, type FileJob, type FiringHandoff, type OccurrenceJob } from './handoff.js';
-import { messageOf, type TriggerHost } from './host.js';
+import { messageOf } from '../errors.js';
+import type { TriggerHost } from './host.js';
 
 /**
  * Queue mode: takes this process's share of a workflow's firings, from the

@@ -7,6 +7,7 @@ import type { WatchTrigger } from '../workflow/types.js';
 import { isInClaimFolder, isRunnerOwnedPath, isTempFileName } from './excluded-paths.js';
 import { FileSettler, type FileFacts, type SettledFile } from './file-settle.js';
 import { compileGlob, type CompiledGlob } from './glob.js';
+import { messageOf } from '../errors.js';
 
 export interface WatchFilesOptions {
   trigger: WatchTrigger;
@@ -95,7 +96,7 @@ export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch>
       if (matchOf(path)) settler.push(path, event);
     });
   }
-  watcher.on('error', (error) => options.onError(`watching ${trigger.paths.join(', ')}: ${error instanceof Error ? error.message : String(error)}`));
+  watcher.on('error', (error) => options.onError(`watching ${trigger.paths.join(', ')}: ${messageOf(error)}`));
   await new Promise<void>((resolve) => watcher.once('ready', resolve));
   return {
     globs,

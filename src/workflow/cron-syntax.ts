@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Cron } from 'croner';
+import { messageOf } from '../errors.js';
 
 // croner is loaded on the first cron expression, not with every workflow: most runs have none.
 const require = createRequire(import.meta.url);
@@ -44,7 +45,7 @@ export function checkTimezone(timezone: string): string | undefined {
 }
 
 function describeCronError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return message
     .replace(/^CronPattern: /, '')
     .replace(/mode '5-or-6-parts' requires exactly 5 or 6 parts, but pattern '.*' has (\d+) parts\./, 'it has $1 fields')

@@ -4,6 +4,7 @@ import { TokenType, type Token } from '@actions/expressions/lexer';
 import type { FunctionInfo } from '@actions/expressions/funcs/info';
 import { suggestClosest } from '../config/schema-diagnostics.js';
 import { remember } from './bounded-cache.js';
+import { messageOf } from '../errors.js';
 
 /** The contexts an expression may read. */
 export const CONTEXT_NAMES = ['inputs', 'env', 'run', 'workflow', 'trigger', 'steps', 'item', 'index'];
@@ -81,7 +82,7 @@ function unescapeStringTokens(tokens: Token[]): void {
 
 /** The parser reports a line and column; the lexer throws a plain Error naming a 1-based position. */
 function describeParseError(error: unknown, source: string, mode: ParseMode): Parsed & { ok: false } {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   let hint: string | undefined;
   let message = text.replace(/\. Located at position \d+ within expression: [\s\S]*$/, '');
   let position = 0;

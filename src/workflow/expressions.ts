@@ -7,6 +7,7 @@ import { remember } from './bounded-cache.js';
 import { describeProblem, parseCached, readPlainAccess, readPlainPath, STATUS_FUNCTION_NAMES } from './expression-parser.js';
 import { splitTemplateCached, type ExpressionPart } from './template-parts.js';
 import type { TemplateValue } from './types.js';
+import { messageOf } from '../errors.js';
 
 // GitHub Actions expressions in workflows (`${{ }}` in templates, `if:`
 // conditions): syntax checks, the steps they reference, and evaluation.
@@ -251,7 +252,7 @@ function evaluateParsed(
   try {
     return new Evaluator(expr, context, functions).evaluate();
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new ExpressionError(`Could not evaluate \`${raw}\`: ${reason}`, raw, offset, { cause: error });
   }
 }
