@@ -3,10 +3,9 @@
 // redirect to the CLI's 127.0.0.1 port. The login runs in the test's process:
 // nothing in it needs a process of its own.
 import { readFileSync } from 'node:fs';
-import { Readable } from 'node:stream';
 import { expect } from 'vitest';
 import type { StoredDpopKey } from '../../src/auth/dpop.js';
-import { runCli as runProgram } from '../../dist/cli/program.js';
+import { runInProcess } from './in-process.js';
 import type { CliResult, Workspace } from './workspace.js';
 
 /**
@@ -14,28 +13,22 @@ import type { CliResult, Workspace } from './workspace.js';
  * URL it prints, follow the redirect to its 127.0.0.1 listener. The login ends when that request arrives.
  */
 export async function login(ws: Workspace, env: NodeJS.ProcessEnv, appName = 'notes', extra: string[] = []): Promise<CliResult & { authorizationUrl: URL }> {
-  let stdout = '';
-  let stderr = '';
   let authorizationUrl: URL | undefined;
   let browser: Promise<void> | undefined;
-  const code = await runProgram(['--config', ws.config, 'auth', 'login', appName, '--no-browser', ...extra], {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => {
-      stderr += text;
+  const result = await runInProcess(['--config', ws.config, 'auth', 'login', appName, '--no-browser', ...extra], {
+    cwd: ws.dir,
+    env,
+    onStderr: (stderr) => {
       const match = /(http:\/\/127\.0\.0\.1:\d+\/authorize\S+)/.exec(stderr);
       if (match && !authorizationUrl) {
         authorizationUrl = new URL(match[1]!);
         browser = playBrowser(authorizationUrl);
       }
     },
-    stdin: Readable.from([]),
-    stderrIsTTY: false,
-    cwd: ws.dir,
-    env: { ...process.env, ...env },
   });
   await browser;
-  if (!authorizationUrl) throw new Error(`login printed no URL (exit ${code}): ${stderr}`);
-  return { code, signal: null, stdout, stderr, authorizationUrl };
+  if (!authorizationUrl) throw new Error(`login printed no URL (exit ${result.code}): ${result.stderr}`);
+  return { ...result, authorizationUrl };
 }
 
 async function playBrowser(authorizationUrl: URL): Promise<void> {

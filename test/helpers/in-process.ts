@@ -12,12 +12,18 @@ import type { CliResult } from './workspace.js';
 // real stdout/stderr, and exit codes as the shell sees them.
 
 /** Runs `runner ARGS` in this process to completion, as `runCli` in workspace.ts runs it in a child. */
-export async function runInProcess(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
+export async function runInProcess(
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; /** Sees stderr as it is written, all of it so far. */ onStderr?: (stderr: string) => void },
+): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const code = await runProgram(args, {
     stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
+    stderr: (text) => {
+      stderr += text;
+      options.onStderr?.(stderr);
+    },
     stdin: Readable.from([]),
     stderrIsTTY: false,
     cwd: options.cwd,
