@@ -18,7 +18,14 @@ import { FIXTURE_SNAPSHOTS, repoRoot, type FixtureSnapshot } from './helpers/wor
 
 const SHARED_SOURCES = ['examples/apps/lib/tool-result.js', 'node_modules/@modelcontextprotocol/server/package.json'];
 
-export default async function setup(): Promise<void> {
+export default async function setup(): Promise<() => void> {
+  // Every temp folder of the run (the tests', the runner's, the apps', the browser's) goes under one
+  // folder that is removed at the end: the workers and every process they start inherit TMPDIR.
+  // Vitest calls this once per project; the first call makes the folder (a nested one would be too
+  // long a path for chromium's socket).
+  const ownsTemp = process.env.RUNNER_SUITE_TEMP === undefined;
+  const suiteTemp = (process.env.RUNNER_SUITE_TEMP ??= mkdtempSync(join(tmpdir(), 'runner-suite-')));
+  process.env.TMPDIR = suiteTemp;
   const dir = join(repoRoot, 'node_modules', '.cache', 'runner-test');
   for (const fixture of FIXTURE_SNAPSHOTS) {
     const hash = createHash('sha256').update(process.version);
@@ -32,6 +39,9 @@ export default async function setup(): Promise<void> {
       console.warn(`test/global-setup.ts: no startup snapshot of test/apps/${fixture.name}.js (${(error as Error).message.split('\n')[0]}); the tests start the script itself`);
     }
   }
+  return () => {
+    if (ownsTemp) rmSync(suiteTemp, { recursive: true, force: true, maxRetries: 3 });
+  };
 }
 
 async function buildSnapshot(fixture: FixtureSnapshot, dir: string, blob: string): Promise<void> {
