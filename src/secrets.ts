@@ -1,6 +1,7 @@
 import { mapDeep, mapRecordValues } from './artifacts/record-values.js';
 import type { RunRecord } from './artifacts/run-record.js';
 import type { SecretEntry } from './config/types.js';
+import { isRecord } from './is-record.js';
 
 const MASK = '***';
 
@@ -149,10 +150,6 @@ export function maskToolResult(result: unknown, secretValues: readonly string[])
     out[key] = key === 'content' && Array.isArray(value) ? value.map(maskBlock) : maskSecretsDeep(value, secretValues);
   }
   return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const matchers = new WeakMap<object, { items: unknown[]; values: string[]; matcher: Matcher }>();

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { PriorDiscovery } from '@modelcontextprotocol/client';
 import { writeFileAtomic } from '../artifacts/atomic-file.js';
 import type { AppConfig } from '../config/types.js';
+import { isRecord } from '../is-record.js';
 
 /**
  * Legacy verdicts go stale silently (an upgraded server still answers
@@ -31,9 +32,13 @@ export class VerdictStore {
 
   /** The remembered verdict for this app, if still trusted. */
   get(app: AppConfig): PriorDiscovery | undefined {
-    const stored = this.load()[keyFor(app)];
-    if (!stored) return undefined;
-    if (stored.prior.kind === 'legacy' && this.now() - stored.savedAt > LEGACY_VERDICT_TTL_MS) return undefined;
+    const entries = this.load();
+    const key = keyFor(app);
+    const stored: unknown = Object.hasOwn(entries, key) ? entries[key] : undefined;
+    // The file is only a cache: an entry of another shape (hand-edited, another version's) is not trusted, and the app is probed.
+    if (!isStoredVerdict(stored)) return undefined;
+    // A day either way: a legacy verdict dated in the future (a clock set back, an edited file) is not trusted forever.
+    if (stored.prior.kind === 'legacy' && !(Math.abs(this.now() - stored.savedAt) <= LEGACY_VERDICT_TTL_MS)) return undefined;
     return stored.prior;
   }
 
@@ -56,7 +61,7 @@ export class VerdictStore {
     if (!this.file) return this.entries;
     try {
       const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as unknown;
-      if (parsed && typeof parsed === 'object') this.entries = parsed as Record<string, StoredVerdict>;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) this.entries = parsed as Record<string, StoredVerdict>;
     } catch {
       // Missing or unreadable: start empty; the next save rewrites it.
     }
@@ -71,6 +76,12 @@ export class VerdictStore {
       // A cache that cannot be written only costs a probe next time.
     }
   }
+}
+
+function isStoredVerdict(value: unknown): value is StoredVerdict {
+  if (!isRecord(value) || typeof value.savedAt !== 'number' || !isRecord(value.prior)) return false;
+  const { prior } = value;
+  return prior.kind === 'legacy' || (prior.kind === 'modern' && isRecord(prior.discover));
 }
 
 /** What identifies "the same server": how it is launched or where it lives. */

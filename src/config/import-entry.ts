@@ -6,6 +6,7 @@ import { expandPlaceholders, type PlaceholderResolver } from './import-placehold
 import type { RawApp } from './schema.js';
 import { locateInString, locatePath, type YamlPath, type YamlSource } from './yaml-source.js';
 import { isHttpUrl } from './http-url.js';
+import { isRecord } from '../is-record.js';
 
 // One server entry of an imported file → the app runner would run, or every
 // reason it cannot. Other clients put keys of their own in these entries, so
@@ -140,10 +141,6 @@ function pathOf(url: string): string {
   } catch {
     return url.replace(/[?#].*$/, '');
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function formatKey(path: YamlPath): string {

@@ -8,6 +8,7 @@ import type { AppDeclaration } from './normalize.js';
 import type { PathNames } from './schema-diagnostics.js';
 import type { UnusableApp } from './types.js';
 import { locatePath, readSourceFile, type YamlPath } from './yaml-source.js';
+import { isRecord } from '../is-record.js';
 
 // Reads apps from other MCP clients' files: the `mcpServers` of Claude
 // Desktop, Claude Code (.mcp.json) and Cursor, and the `servers` of VS Code
@@ -167,8 +168,4 @@ function valueAt(data: unknown, path: YamlPath): unknown {
   let current = data;
   for (const segment of path) current = isRecord(current) ? current[String(segment)] : undefined;
   return current;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import type { Tool } from '@modelcontextprotocol/client';
 import { hintFor, suggestClosest } from '../config/schema-diagnostics.js';
+import { isRecord } from '../is-record.js';
 
 // validateSchema: false — a tool's schema is the app's business; checking it against the
 // meta-schema costs start-up time on every run and would only turn its typos into our errors.
@@ -276,8 +277,4 @@ function wantsStringFor(schema: Record<string, unknown>, value: number | boolean
   if (!types.includes('string')) return false;
   const own = typeof value === 'boolean' ? ['boolean'] : Number.isInteger(value) ? ['integer', 'number'] : ['number'];
   return !types.some((type) => own.includes(type as string));
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

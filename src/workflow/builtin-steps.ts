@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { BUILTIN_APP, BUILTIN_TOOLS, findBuiltinTool } from '../builtins/catalog.js';
 import { describePath, hintFor } from '../config/schema-diagnostics.js';
 import { locatePath } from '../config/yaml-source.js';
-import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
+import { isRecord } from '../is-record.js';
+import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import type { RawStep } from './schema.js';
 

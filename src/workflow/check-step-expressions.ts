@@ -8,7 +8,8 @@ import { readFacts, readPlainComparisonFacts, readPlainFacts, type ExpressionFac
 import { checkFacts, findBareBraces, type ExpressionScope } from './expression-checks.js';
 import { parseCached } from './expression-parser.js';
 import { readCondition } from './expressions.js';
-import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
+import { isRecord } from '../is-record.js';
+import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import type { RawStep } from './schema.js';
 import { splitTemplateCached } from './template-parts.js';

@@ -29,7 +29,3 @@ export const WORKFLOW_NAMES: PathNames = {
     return { label: typeof id === 'string' ? `step \`${id}\`` : `step #${path[1] + 1}`, length: 2 };
   },
 };
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

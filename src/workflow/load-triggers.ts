@@ -4,7 +4,8 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { parseDuration } from '../config/durations.js';
 import { locatePath } from '../config/yaml-source.js';
 import { checkCronExpression, checkTimezone, CRON_EXPECTED } from './cron-syntax.js';
-import { isRecord, type LoadContext as Context } from './load-context.js';
+import { isRecord } from '../is-record.js';
+import type { LoadContext as Context } from './load-context.js';
 import type { RawWorkflow } from './schema.js';
 import type { ScheduleTrigger, WatchTrigger } from './types.js';
 

@@ -8,7 +8,8 @@ import { diagnoseSchemaErrors, hintFor, validateAgainst } from '../config/schema
 import { locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile, type YamlPath, type YamlSource } from '../config/yaml-source.js';
 import { checkBuiltinStep } from './builtin-steps.js';
 import { describeInputType, matchesInputType } from './inputs.js';
-import { isRecord, WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
+import { isRecord } from '../is-record.js';
+import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkSteps, type Reference } from './step-references.js';
