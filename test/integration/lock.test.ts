@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { startServe, type Event } from '../helpers/serve.js';
 import { shiftingWorkspace, type ShiftingTool, type ShiftingWorkspace } from '../helpers/shifting-workspace.js';
@@ -47,8 +47,9 @@ const run = (ws: Workspace) => runInProcess(['run', 'workflows/notes.yaml'], { c
 const lock = (ws: Workspace, ...args: string[]) => runInProcess(['lock', ...args], { cwd: ws.dir });
 
 // Each test runs the CLI several times, each starting the fixture app: slow on a loaded machine.
-describe('runner.lock', { timeout: 120_000 }, () => {
-  it('without a lockfile nothing is checked; runner lock writes one, sorted, of the tools the workflows call', async () => {
+// Each has its own workspace and app processes, and mostly waits on them: they run at once.
+describe.concurrent('runner.lock', { timeout: 120_000 }, () => {
+  it('without a lockfile nothing is checked; runner lock writes one, sorted, of the tools the workflows call', async ({ expect }) => {
     const ws = lockWorkspace();
     ws.setTools([READ, { ...WRITE, description: 'Writes a note, differently' }, UNUSED]);
     expect((await run(ws)).code).toBe(0);
@@ -68,7 +69,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect([again.code, again.stdout]).toEqual([0, 'runner.lock is up to date: 2 tools of 1 app\n']);
   });
 
-  it.each([
+  it.for([
     ['a description rewritten', (tools: FixtureTool[]) => [tools[0]!, { ...tools[1]!, description: 'Writes a note and mails it to everyone' }, tools[2]!], 'notes.write\n  description changed\n    was: "Writes a note"\n    now: "Writes a note and mails it to everyone"\n'],
     [
       'a new required argument',
@@ -76,7 +77,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
       'notes.write\n  new required argument `to`\n    now: {"type":"string"}\n',
     ],
     ['readOnlyHint true → false', (tools: FixtureTool[]) => [{ ...tools[0]!, annotations: { readOnlyHint: false, openWorldHint: false } }, tools[1]!, tools[2]!], 'notes.read\n  less safe: readOnlyHint true → false (so now destructive, not idempotent)\n'],
-  ])('%s stops the run before any call with the diff (exit 2); runner lock --update lets the next run go', async (_name, change, diff) => {
+  ] as const)('%s stops the run before any call with the diff (exit 2); runner lock --update lets the next run go', async ([, change, diff], { expect }) => {
     const ws = lockWorkspace();
     expect((await lock(ws)).code).toBe(0);
     const before = readFileSync(join(ws.dir, 'runner.lock'), 'utf8');
@@ -106,7 +107,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(ws.calls()).toEqual(['read', 'write']);
   });
 
-  it('shows every change worst first: less safe, new required argument, description, new optional argument', async () => {
+  it('shows every change worst first: less safe, new required argument, description, new optional argument', async ({ expect }) => {
     const ws = lockWorkspace();
     expect((await lock(ws)).code).toBe(0);
     ws.setTools([
@@ -123,7 +124,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(stopped.stderr).toMatch(/4 changes stop the run/);
   });
 
-  it('a change in a tool no workflow calls does not stop the run; a new server version is a warning', async () => {
+  it('a change in a tool no workflow calls does not stop the run; a new server version is a warning', async ({ expect }) => {
     const ws = lockWorkspace();
     expect((await lock(ws)).code).toBe(0);
     ws.setTools([READ, WRITE, { ...UNUSED, description: 'Deletes everything', annotations: { destructiveHint: true } }]);
@@ -138,7 +139,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(ws.calls()).toEqual(['read', 'write', 'read', 'write']);
   });
 
-  it('a tool that changes mid-run (tools/list_changed) is not called', async () => {
+  it('a tool that changes mid-run (tools/list_changed) is not called', async ({ expect }) => {
     const ws = lockWorkspace();
     expect((await lock(ws)).code).toBe(0);
     const config = join(ws.dir, 'runner.config.yaml');
@@ -152,7 +153,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(ws.calls()).toEqual(['read']);
   });
 
-  it('a hand-edited lock is refused with file:line:col', async () => {
+  it('a hand-edited lock is refused with file:line:col', async ({ expect }) => {
     const ws = lockWorkspace();
     expect((await lock(ws)).code).toBe(0);
     const file = join(ws.dir, 'runner.lock');
@@ -163,13 +164,13 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(ws.calls()).toEqual([]);
   });
 
-  it('runner watch reports drift once across firings, starts no run, and runs again after runner lock --update', async () => {
+  it('runner watch reports drift once across firings, starts no run, and runs again after runner lock --update', async ({ expect, onTestFinished }) => {
     const ws = lockWorkspace();
     ws.write('workflows/notes.yaml', WORKFLOW.replace('steps:', 'on:\n  watch:\n    paths: ["inbox/*.txt"]\n    debounce: 50ms\nsteps:'));
     ws.write('inbox/.keep', '');
     expect((await lock(ws)).code).toBe(0);
     ws.setTools([{ ...READ, annotations: { readOnlyHint: false, openWorldHint: false } }, WRITE, UNUSED]);
-    const serve = startServe(ws, ['watch']);
+    const serve = startServe(ws, ['watch'], { onTestFinished });
     const ofType = (events: Event[], type: string) => events.filter((event) => event.type === type);
     await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
 
@@ -191,7 +192,7 @@ describe('runner.lock', { timeout: 120_000 }, () => {
     expect(ws.calls()).toEqual(['read', 'write']);
   });
 
-  it("the repository's runner.lock matches the demo apps", async () => {
+  it("the repository's runner.lock matches the demo apps", async ({ expect }) => {
     const dir = mkdtempSync(join(tmpdir(), 'runner-demo-lock-'));
     for (const name of ['runner.config.yaml', 'runner.lock', 'workflows']) cpSync(join(repoRoot, name), join(dir, name), { recursive: true });
     symlinkSync(join(repoRoot, 'examples'), join(dir, 'examples'));
