@@ -15,9 +15,11 @@ function stateOf(pid: number): string | null {
 
 describe.runIf(process.platform === 'linux')('groupHasLiveMember', () => {
   it('counts a group whose only member is a zombie as gone, though its id is still in use', async () => {
-    // The child leads a group of its own (setsid) and exits at once; its parent then becomes `sleep`,
-    // which never reaps it: a zombie, alone in its group, for as long as the parent lives.
-    const parent = spawn('sh', ['-c', "setsid sh -c 'exit 0' & echo $!; exec sleep 30"], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The child leads a group of its own (setsid) and exits once its parent has become `sleep`, which
+    // never reaps it: a zombie, alone in its group, for as long as the parent lives. (Had it exited while
+    // its parent was still the shell, the shell could reap it first: 25 of 200 times on a loaded machine.)
+    const child = 'while [ "$(cat /proc/$PPID/comm)" != sleep ]; do sleep 0.01; done';
+    const parent = spawn('sh', ['-c', `setsid sh -c '${child}' & echo $!; exec sleep 30`], { stdio: ['ignore', 'pipe', 'ignore'] });
     onTestFinished(() => void parent.kill('SIGKILL'));
     const zombie = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
     await expect.poll(() => stateOf(zombie), { timeout: 10_000 }).toBe('Z');
