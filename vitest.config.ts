@@ -8,6 +8,9 @@ export default defineConfig({
     setupFiles: ['test/setup.ts'],
     // Builds the faulty fixture app's startup snapshot (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
+    // The built runner (dist/) loads as Node loads it, not through vite's module runner: the in-process
+    // CLI tests import it, and transforming its 300 modules cost each worker time for nothing.
+    server: { deps: { external: [/\/dist\//] } },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores: integration tests spawn real servers, so keep parallelism modest.
