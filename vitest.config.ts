@@ -6,7 +6,7 @@ const MOCKING = ['test/unit/move-file.test.ts', 'test/unit/spool-disk-full.test.
 export default defineConfig({
   test: {
     setupFiles: ['test/setup.ts'],
-    // Builds the faulty fixture app's startup snapshot (test/global-setup.ts).
+    // The run's one temp folder (TMPDIR, removed at the end) and the fixture apps' startup snapshots (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     // The built runner (dist/) loads as Node loads it, not through vite's module runner: the in-process
     // CLI tests import it, and transforming its 300 modules cost each worker time for nothing.
