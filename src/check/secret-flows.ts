@@ -6,7 +6,6 @@
 import { authSecretValues } from '../config/normalize-auth.js';
 import type { AppConfig, RunnerConfig, SecretEntry } from '../config/types.js';
 import type { SourceLocation } from '../errors.js';
-import { BUILTIN_APP } from '../builtins/catalog.js';
 import { locateInWorkflow } from '../workflow/load.js';
 import { collectStepReads } from '../workflow/step-reads.js';
 import type { Step, TemplateValue, Workflow } from '../workflow/types.js';
@@ -140,7 +139,3 @@ function findLiteral(step: Step, index: number, values: string[]): (string | num
   return visit(step.with, at('with')) ?? visit(step.foreach, at('foreach')) ?? visit(step.elicit, at('elicit'));
 }
 
-/** Whether a step runs inside the runner (a built-in) rather than sending its arguments to an app. */
-export function isBuiltinStep(flow: Pick<StepSecretFlow, 'uses'>): boolean {
-  return flow.uses.startsWith(`${BUILTIN_APP}.`);
-}

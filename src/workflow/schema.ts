@@ -178,7 +178,6 @@ export const workflowSchema = {
 /** A workflow file as written, after validation. */
 export type RawWorkflow = FromSchema<typeof workflowSchema>;
 export type RawStep = FromSchema<typeof stepSchema>;
-export type RawInput = FromSchema<typeof inputSchema>;
 
 /** The generated editor schemas (`npm run schemas`), by path in the repository. */
 export const SCHEMA_FILES: Record<string, object> = {
