@@ -1,7 +1,7 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import type { Stats } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import type { Clock } from '../clock.js';
 import type { WatchTrigger } from '../workflow/types.js';
 import { isInClaimFolder, isRunnerOwnedPath, isTempFileName } from './excluded-paths.js';
@@ -98,16 +98,124 @@ export async function watchFiles(options: WatchFilesOptions): Promise<FileWatch>
   }
   watcher.on('error', (error) => options.onError(`watching ${trigger.paths.join(', ')}: ${messageOf(error)}`));
   await new Promise<void>((resolve) => watcher.once('ready', resolve));
+  const catchUp = new FolderCatchUp({
+    clock: options.clock,
+    known: () => watcher.getWatched(),
+    isIgnoredFolder: (path) => isIgnored(path, FOLDER),
+    onFile: (path) => {
+      if (matchOf(path)) settler.push(path, 'add');
+    },
+    onMissedFolder: (path) => void watcher.add(path),
+  });
+  watcher.on('addDir', (path) => catchUp.folderAppeared(path));
   return {
     globs,
     retrigger(path) {
       if (matchOf(path)) settler.push(path, 'add');
     },
     async close() {
+      catchUp.close();
       settler.close();
       await watcher.close();
     },
   };
+}
+
+/** What `isIgnored` needs to know of a folder it is asked about. */
+const FOLDER = { isDirectory: () => true } as Stats;
+
+/** When a folder that appeared is listed again (ms after chokidar reported it): twice, in case its first listing was slow. */
+const CATCH_UP_AFTER_MS = [250, 2_000];
+
+/**
+ * chokidar lists a folder that appears and only then starts watching it, so a
+ * file written into it in between is never reported (chokidar issue 1471, open
+ * in 5.0): `mkdir -p inbox/new && cp report.pdf inbox/new/` could go unseen.
+ * Each folder that appears after the watch started is listed again a moment
+ * later, and every file in it that chokidar does not know is reported as added
+ * (a file reported twice settles once, and its content runs once). A folder
+ * inside it that chokidar missed the same way is handed to chokidar to watch
+ * and walked whole. One `known()` call per round, however many folders appeared.
+ */
+export class FolderCatchUp {
+  private pending: { folder: string; at: number }[] = [];
+  private stopTimer: (() => void) | undefined;
+  private timerAt = Infinity;
+  private closed = false;
+
+  constructor(
+    private readonly options: {
+      clock: Clock;
+      /** chokidar's view: folder → the names it knows in it. */
+      known: () => Record<string, string[]>;
+      isIgnoredFolder: (path: string) => boolean;
+      onFile: (path: string) => void;
+      onMissedFolder: (path: string) => void;
+    },
+  ) {}
+
+  folderAppeared(folder: string): void {
+    if (this.closed) return;
+    const now = this.options.clock.now();
+    for (const delay of CATCH_UP_AFTER_MS) this.pending.push({ folder, at: now + delay });
+    this.arm(now + CATCH_UP_AFTER_MS[0]);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stopTimer?.();
+    this.pending = [];
+  }
+
+  /** Sets the timer for `at` unless it is already set for then or sooner. */
+  private arm(at: number): void {
+    if (at >= this.timerAt) return;
+    this.stopTimer?.();
+    this.timerAt = at;
+    this.stopTimer = this.options.clock.after(Math.max(0, at - this.options.clock.now()), () => void this.round());
+  }
+
+  private async round(): Promise<void> {
+    this.stopTimer = undefined;
+    this.timerAt = Infinity;
+    const now = this.options.clock.now();
+    const folders = new Set<string>();
+    const later: { folder: string; at: number }[] = [];
+    let next = Infinity;
+    for (const entry of this.pending) {
+      if (entry.at <= now) folders.add(entry.folder);
+      else {
+        later.push(entry);
+        next = Math.min(next, entry.at);
+      }
+    }
+    this.pending = later;
+    if (next !== Infinity) this.arm(next);
+    if (folders.size === 0) return;
+    const known = this.options.known();
+    for (const folder of folders) await this.list(folder, known, false);
+  }
+
+  /** Reports the files in `folder` chokidar does not know (all of them with `all`), and walks folders it missed. */
+  private async list(folder: string, known: Record<string, string[]>, all: boolean): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      return; // gone again
+    }
+    if (this.closed) return;
+    const names = new Set(all ? [] : (known[folder] ?? []));
+    for (const entry of entries) {
+      if (names.has(entry.name)) continue;
+      const path = join(folder, entry.name);
+      if (!entry.isDirectory()) this.options.onFile(path);
+      else if (!this.options.isIgnoredFolder(path)) {
+        this.options.onMissedFolder(path);
+        await this.list(path, known, true);
+      }
+    }
+  }
 }
 
 /**
