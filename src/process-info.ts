@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 // What the OS says about a process on this host: whether it exists, and when
 // it started. A pid alone can be reused; a pid with its start time names one process.
@@ -15,12 +15,37 @@ export function isProcessAlive(pid: number): boolean {
 
 /** The process's start time in clock ticks since boot (Linux /proc); null elsewhere or when it is gone. */
 export function readProcessStart(pid: number): string | null {
+  return readProcessStat(pid)?.[19] ?? null; // field 22 of the whole line
+}
+
+/**
+ * The fields of /proc/PID/stat after the command name (state, parent, process
+ * group, …, so field N of the whole line is at N - 3); null elsewhere or when
+ * the process is gone. The command name may hold spaces and parentheses, so
+ * the fields are counted from the last `)`.
+ */
+export function readProcessStat(pid: number | string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: count fields after the last `)`.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null; // field 22 of the whole line
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
+}
+
+/** Every process on this host with its stat fields (see readProcessStat); null where /proc is not available. */
+export function listProcessStats(): [pid: number, fields: string[]][] | null {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  const result: [number, string[]][] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = readProcessStat(entry); // null: it ended while we looked
+    if (fields) result.push([Number(entry), fields]);
+  }
+  return result;
 }

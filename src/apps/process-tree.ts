@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { isProcessAlive } from '../process-info.js';
+import { isProcessAlive, listProcessStats, readProcessStat } from '../process-info.js';
 
 /**
  * Every descendant pid of `pid`, children before grandchildren, read from
@@ -9,25 +8,11 @@ import { isProcessAlive } from '../process-info.js';
  */
 export function listDescendants(pid: number): number[] {
   const childrenOf = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The command name may contain spaces and parentheses: read after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const parent = Number(fields[1]);
-      const list = childrenOf.get(parent) ?? [];
-      list.push(Number(entry));
-      childrenOf.set(parent, list);
-    } catch {
-      // The process ended while we looked.
-    }
+  for (const [child, fields] of listProcessStats() ?? []) {
+    const parent = Number(fields[1]);
+    const list = childrenOf.get(parent) ?? [];
+    list.push(child);
+    childrenOf.set(parent, list);
   }
   const result: number[] = [];
   const queue = [pid];
@@ -55,12 +40,8 @@ export function signalAll(pids: readonly number[], signal: NodeJS.Signals): void
 /** True while a process with this pid exists and is not a zombie waiting to be reaped. */
 export function isAlive(pid: number): boolean {
   if (!isProcessAlive(pid)) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true; // no /proc: kill(0) is all we know
-  }
+  const fields = readProcessStat(pid);
+  return fields === null || fields[0] !== 'Z'; // no /proc: kill(0) is all we know
 }
 
 /**
@@ -72,34 +53,15 @@ export function isAlive(pid: number): boolean {
  * exists at all.
  */
 export function groupHasLiveMember(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return groupExists(pgid);
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // After the command name: state, parent, process group.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return false;
+  const processes = listProcessStats();
+  if (!processes) return groupExists(pgid);
+  // Fields: state, parent, process group.
+  return processes.some(([, fields]) => Number(fields[2]) === pgid && fields[0] !== 'Z');
 }
 
 /** Whether any process, zombies included, is in the group `pgid` (its id is in use while one is). */
 export function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return isProcessAlive(-pgid);
 }
 
 /** Signals every process in the group led by `pid`; false when the group is gone. */
