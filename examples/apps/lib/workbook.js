@@ -5,8 +5,11 @@ import { lazy } from './lazy.js';
 import { requireFile } from './paths.js';
 import { ToolError } from './tool-result.js';
 
-// exceljs loads lazily: a `server/discover` probe process then starts without it.
-const loadExcel = lazy(async () => (await import('exceljs')).default);
+// exceljs loads lazily: a `server/discover` probe process then starts without it. Only its Workbook
+// class: the package's entry also loads the streaming reader and writer (unzipper, archiver), some 380
+// more CommonJS modules this app never uses, which doubled the CPU of the first call (about 150 ms).
+// exceljs is pinned and has no `exports` map, so the file is part of what it ships.
+const loadExcel = lazy(async () => ({ Workbook: (await import('exceljs/lib/doc/workbook.js')).default }));
 
 /** An empty exceljs Workbook. */
 export async function newWorkbook() {
