@@ -44,6 +44,10 @@ await build({
   logLevel: 'warn',
 });
 
+// tsc builds incrementally (tsconfig.json): it leaves main.js as the last build made it unless
+// src/cli/main.ts changed, so main.js may point at the bundle already.
 const text = readFileSync(main, 'utf8');
-if (!text.includes(`import('${UNBUNDLED}')`)) throw new Error(`${main} does not import ${UNBUNDLED}: run tsc first (npm run build)`);
-writeFileSync(main, text.replace(`import('${UNBUNDLED}')`, `import('${BUNDLED}')`));
+if (!text.includes(`import('${BUNDLED}')`)) {
+  if (!text.includes(`import('${UNBUNDLED}')`)) throw new Error(`${main} does not import ${UNBUNDLED}: run tsc first (npm run build)`);
+  writeFileSync(main, text.replace(`import('${UNBUNDLED}')`, `import('${BUNDLED}')`));
+}
