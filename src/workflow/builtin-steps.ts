@@ -1,10 +1,12 @@
 // Steps that use the runner's own tools (`uses: runner.<tool>`): the tool
-// must exist, and a JSONata expression written as plain text must parse.
+// must exist, its arguments as written must fit its inputSchema, and a
+// JSONata expression written as plain text must parse.
 import { createRequire } from 'node:module';
 import { BUILTIN_APP, BUILTIN_TOOLS, findBuiltinTool } from '../builtins/catalog.js';
 import { describePath, hintFor } from '../config/schema-diagnostics.js';
-import { locatePath } from '../config/yaml-source.js';
+import { locateKeys, locatePath } from '../config/yaml-source.js';
 import { isRecord } from '../is-record.js';
+import { diagnoseLiteralArguments, type ArgumentProblem } from '../scheduler/validate-args.js';
 import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import type { RawStep } from './schema.js';
@@ -20,9 +22,17 @@ interface JsonataError {
 let compileJsonata: Compile | undefined;
 const loadJsonata = (): Compile => (compileJsonata ??= createRequire(import.meta.url)('jsonata') as Compile);
 
-/** Checks a `runner.<tool>` step: an unknown tool is an error; a transform expression that does not parse, a warning. */
+/**
+ * Checks a `runner.<tool>` step: an unknown tool, arguments its inputSchema
+ * refuses (a missing or misspelled name, a literal of the wrong type; values
+ * that hold `${{ }}` are judged when the step runs) and a transform expression
+ * that does not parse are errors. Apps' tools are checked the same way by
+ * `validate --online` and before a run's first call, once their schemas are known;
+ * the runner's own are known without connecting to anything.
+ */
 export function checkBuiltinStep(raw: RawStep, index: number, tool: string, context: Context): void {
-  if (!findBuiltinTool(tool)) {
+  const builtin = findBuiltinTool(tool);
+  if (!builtin) {
     context.diagnostics.push({
       location: locatePath(context.source, ['steps', index, 'uses']),
       message: `\`${BUILTIN_APP}\` has no built-in tool \`${tool}\` (in \`uses: ${raw.uses}\`${typeof raw.id === 'string' ? ` of step \`${raw.id}\`` : ''})`,
@@ -30,14 +40,29 @@ export function checkBuiltinStep(raw: RawStep, index: number, tool: string, cont
     });
     return;
   }
+  const withValue = raw.with ?? {};
+  if (isRecord(withValue)) {
+    for (const problem of diagnoseLiteralArguments(builtin, withValue)) {
+      context.diagnostics.push({
+        location: locateArgumentProblem(context, index, problem),
+        message: `step \`${typeof raw.id === 'string' ? raw.id : index + 1}\`: ${problem.message}`,
+        ...(problem.hint && { hint: problem.hint }),
+      });
+    }
+  }
   if (tool === 'transform') checkTransformExpression(raw, index, context);
 }
 
-/**
- * JSONata syntax, checked before the run. A warning, not an error: the step
- * fails on its own (as `input`, before doing anything), and the rest of the
- * run may still be worth running.
- */
+/** Where an argument problem is written: the key or value it is about; for a missing argument, the mapping that lacks it (`with`, or the step's `uses`). */
+function locateArgumentProblem(context: Context, index: number, problem: ArgumentProblem) {
+  const path = ['steps', index, 'with', ...problem.path];
+  if (problem.target !== 'missing') return locatePath(context.source, path, problem.target === 'key' ? 'key' : 'value');
+  if (problem.path.length > 0) return locatePath(context.source, path, 'key');
+  const keys = locateKeys(context.source, ['steps', index]);
+  return keys.with ?? keys.uses ?? locatePath(context.source, ['steps', index]);
+}
+
+/** JSONata syntax, checked before the run, positioned at the character where the parser stopped. */
 function checkTransformExpression(raw: RawStep, index: number, context: Context): void {
   const expression = isRecord(raw.with) ? raw.with.expression : undefined;
   if (typeof expression !== 'string' || expression.includes('${{')) return;

@@ -174,6 +174,24 @@ describe('parseWorkflowText: expression checks', () => {
     expect(diagnose(transform("${{ 'x' }} +"))).toEqual([]);
     expect(diagnose(transform('$sum(values)'))).toEqual([]);
   });
+
+  it("checks a built-in step's arguments against its inputSchema without any app, leaving values built with ${{ }} to the run", () => {
+    const step = (...body: string[]) => diagnose(lines('inputs:', '  n: { type: integer, default: 2 }', 'steps:', ...body));
+    expect(step('  - id: t', '    uses: runner.transform', '    with: { expresion: "1 + 1" }')).toEqual([
+      'wf.yaml:6:5: step `t`: missing required argument `expression`\n  hint: required: expression',
+      'wf.yaml:6:13: step `t`: unknown argument `expresion`\n  hint: did you mean `expression`? arguments: input, expression',
+    ]);
+    expect(step('  - id: s', '    uses: runner.save')).toEqual([
+      'wf.yaml:5:5: step `s`: missing required argument `name`\n  hint: required: name, content',
+      'wf.yaml:5:5: step `s`: missing required argument `content`\n  hint: required: name, content',
+    ]);
+    expect(step('  - id: s', '    uses: runner.save', '    with: { name: a.csv, content: x, format: yaml }')).toEqual([
+      expect.stringMatching(/^wf\.yaml:6:46: step `s`: .*format/),
+    ]);
+    // Keys whose values are expressions count as present; their values are judged when the step runs.
+    expect(step('  - id: s', '    uses: runner.save', '    with: { name: "${{ inputs.n }}.txt", content: "${{ inputs.n }}" }')).toEqual([]);
+    expect(step('  - id: t', '    uses: runner.transform', '    with: { input: [1, 2], expression: "$sum($)" }')).toEqual([]);
+  });
 });
 
 describe('what a step reads, and the type of a value', () => {
