@@ -1,0 +1,157 @@
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import Module, { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+
+type Program = typeof import('./program.js');
+
+/** What scripts/bundle-cli.mjs writes beside the bundle. */
+export interface BundleInfo {
+  id: string;
+  entry: string;
+}
+
+/** A cache file larger than this is not read (the bundle's whole compiled code is a few MB). */
+const MAX_CACHE_BYTES = 64 * 1024 * 1024;
+/** A temp file of the cache older than this was left by a writer that died. */
+const STALE_TEMP_MS = 10 * 60 * 1000;
+
+/**
+ * The CLI's program: the bundle `npm run build` makes (dist/cli/bundle/, see
+ * scripts/bundle-cli.mjs) when there is one and tsc has not built since,
+ * else the modules tsc wrote. On a Node without a compile cache of its own
+ * (before 22.1), the bundle's compiled code is kept on disk and reused.
+ */
+export async function loadProgram(env: NodeJS.ProcessEnv = process.env): Promise<Program> {
+  const bundleDir = fileURLToPath(new URL('./bundle', import.meta.url));
+  const bundle = readBundleInfo(bundleDir);
+  if (!bundle) return import('./program.js');
+  const nodeCaches = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+  if (!nodeCaches && !env.NODE_DISABLE_COMPILE_CACHE) keepCompiledCode(bundleDir, compileCacheFile(env, bundle.id));
+  return createRequire(import.meta.url)(join(bundleDir, bundle.entry)) as Program;
+}
+
+/** bundle.json, unless there is none or tsc has written dist/ since the bundle was made (then the bundle is stale). */
+export function readBundleInfo(bundleDir: string): BundleInfo | undefined {
+  const file = join(bundleDir, 'bundle.json');
+  try {
+    const info = JSON.parse(readFileSync(file, 'utf8')) as BundleInfo;
+    if (typeof info.id !== 'string' || typeof info.entry !== 'string') return undefined;
+    const compiled = statSync(join(bundleDir, '..', '..', '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    return compiled > statSync(file).mtimeMs ? undefined : info;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One file per V8 version and build, in `runner/` of NODE_COMPILE_CACHE when set, else in a folder of this user's in the temp folder. */
+function compileCacheFile(env: NodeJS.ProcessEnv, buildId: string): string {
+  const folder = env.NODE_COMPILE_CACHE ? join(env.NODE_COMPILE_CACHE, 'runner') : join(tmpdir(), `runner-compile-cache-${process.getuid?.() ?? 'user'}`);
+  return join(folder, `${process.versions.v8}-${buildId}.cache`);
+}
+
+/**
+ * Compiles the bundle's files with V8's code cache. The cache is one file:
+ * a 4-byte length, a JSON index `{ "<chunk file>": [offset, length] }`, then
+ * the compiled code of each chunk. A chunk's code is handed to V8 when it is
+ * there (V8 checks that it fits the source and this V8, and compiles afresh
+ * when not); when the process exits, the file is written again (temp file,
+ * fsync, rename) if a chunk was compiled afresh, with that chunk's code as this
+ * run left it (the functions it ran compiled too). The folder is used only if
+ * it is this user's own and nobody else may write to it. Nothing here can fail
+ * a command: a cache that cannot be read or written is not used.
+ */
+function keepCompiledCode(bundleDir: string, cacheFile: string): void {
+  const folder = dirname(cacheFile);
+  const trusted = ownFolder(folder);
+  if (trusted === false) return;
+  const cached = trusted ? readCacheFile(cacheFile) : new Map<string, Buffer>();
+  const fresh = new Map<string, vm.Script>();
+  const internals = Module.prototype as unknown as ModuleInternals;
+  const compile = internals._compile;
+  internals._compile = function (this: ModuleInternals, content: string, filename: string) {
+    if (dirname(filename) !== bundleDir) return compile.call(this, content, filename);
+    const name = basename(filename);
+    const cachedData = cached.get(name);
+    const script = new vm.Script(Module.wrap(content), { filename, cachedData, importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
+    if (cachedData === undefined || script.cachedDataRejected) {
+      cached.delete(name);
+      fresh.set(name, script);
+    }
+    const wrapper = script.runInThisContext({ displayErrors: true }) as (...args: unknown[]) => unknown;
+    return wrapper.call(this.exports, this.exports, createRequire(filename), this, filename, bundleDir);
+  };
+  process.once('exit', () => {
+    if (fresh.size > 0) writeCacheFile(cacheFile, cached, fresh);
+  });
+}
+
+/** What Node's Module has and its types leave out: CommonJS files are compiled through `_compile`. */
+interface ModuleInternals {
+  exports: unknown;
+  _compile: (this: ModuleInternals, content: string, filename: string) => unknown;
+}
+
+/** True: the folder is this user's and only theirs; undefined: it does not exist yet; false: it must not be used. */
+function ownFolder(dir: string): boolean | undefined {
+  const stat = lstatSync(dir, { throwIfNoEntry: false });
+  if (!stat) return undefined;
+  return stat.isDirectory() && (process.getuid === undefined || stat.uid === process.getuid()) && (stat.mode & 0o022) === 0;
+}
+
+function readCacheFile(file: string): Map<string, Buffer> {
+  const entries = new Map<string, Buffer>();
+  try {
+    if ((statSync(file, { throwIfNoEntry: false })?.size ?? 0) > MAX_CACHE_BYTES) return entries;
+    const data = readFileSync(file);
+    const indexEnd = 4 + data.readUInt32LE(0);
+    const index = JSON.parse(data.toString('utf8', 4, indexEnd)) as Record<string, [number, number]>;
+    for (const [name, [offset, length]] of Object.entries(index)) {
+      if (Number.isSafeInteger(offset) && Number.isSafeInteger(length) && offset >= 0 && indexEnd + offset + length <= data.length) {
+        entries.set(name, data.subarray(indexEnd + offset, indexEnd + offset + length));
+      }
+    }
+  } catch {
+    entries.clear(); // unreadable or not ours: compiled afresh, and written again at exit
+  }
+  return entries;
+}
+
+function writeCacheFile(file: string, kept: Map<string, Buffer>, fresh: Map<string, vm.Script>): void {
+  try {
+    const folder = dirname(file);
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    if (!ownFolder(folder)) return;
+    const parts = new Map(kept);
+    for (const [name, script] of fresh) parts.set(name, script.createCachedData());
+    const index: Record<string, [number, number]> = {};
+    let offset = 0;
+    for (const [name, part] of parts) {
+      index[name] = [offset, part.length];
+      offset += part.length;
+    }
+    const header = Buffer.from(JSON.stringify(index));
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(header.length);
+    const temp = `${file}.${process.pid}.tmp`;
+    const fd = openSync(temp, 'w', 0o600);
+    try {
+      for (const chunk of [length, header, ...parts.values()]) writeFileSync(fd, chunk);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+    // Another build's or another V8's code is of no use any more; a temp file is another writer's
+    // unless it is old (its writer died).
+    for (const name of readdirSync(folder)) {
+      if (name === basename(file)) continue;
+      const path = join(folder, name);
+      if (!name.endsWith('.tmp') || Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) > STALE_TEMP_MS) rmSync(path, { force: true });
+    }
+  } catch {
+    // A cache that cannot be written is not kept: the next start compiles again.
+  }
+}

@@ -1,0 +1,112 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readBundleInfo } from '../../dist/cli/load-program.js';
+import { createWorkspace, repoRoot, runCli } from '../helpers/workspace.js';
+
+// The spawned CLI keeps the bundle's compiled code between starts (src/cli/load-program.ts) on a
+// Node without a compile cache of its own, as this suite's Node 20 is. A command that finds every
+// chunk it loads in the cache accepted by V8 compiles nothing afresh and so does not write the file
+// again: that is what shows the cache was used.
+
+const bundle = JSON.parse(readFileSync(join(repoRoot, 'dist', 'cli', 'bundle', 'bundle.json'), 'utf8')) as { id: string };
+
+function setup() {
+  const ws = createWorkspace('');
+  ws.write('wf.yaml', 'name: wf\nsteps:\n  - { id: save, uses: runner.save, with: { name: a.txt, content: x } }\n');
+  const cacheRoot = mkdtempSync(join(tmpdir(), 'runner-compile-cache-test-'));
+  const folder = join(cacheRoot, 'runner');
+  const file = join(folder, `${process.versions.v8}-${bundle.id}.cache`);
+  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { cwd: ws.dir, env: { NODE_COMPILE_CACHE: cacheRoot, ...env } });
+  return { ws, cacheRoot, folder, file, cli };
+}
+
+describe.concurrent('the compiled code of the CLI bundle', () => {
+  it('is written on the first start, private to the user, and used as it is by the next', async ({ expect }) => {
+    const { folder, file, cli } = setup();
+    const first = await cli(['validate', 'wf.yaml']);
+    expect(first.code).toBe(0);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const written = readFileSync(file);
+    const again = await cli(['validate', 'wf.yaml']);
+    expect(again).toMatchObject({ code: 0, stdout: first.stdout, stderr: first.stderr });
+    expect(readFileSync(file).equals(written)).toBe(true);
+    // A command that loads more of the bundle adds the chunks it compiled.
+    expect((await cli(['run', 'wf.yaml'])).code).toBe(0);
+    expect(statSync(file).size).toBeGreaterThan(written.length);
+    expect(readdirSync(folder)).toEqual([`${process.versions.v8}-${bundle.id}.cache`]);
+  });
+
+  it('is compiled afresh and written again when the file is damaged, and the command does not notice', async ({ expect }) => {
+    const { folder, file, cli } = setup();
+    const reference = await cli(['validate', 'wf.yaml'], { NODE_DISABLE_COMPILE_CACHE: '1' });
+    const damages = [
+      Buffer.from('not a cache at all'),
+      Buffer.alloc(0),
+      // A well-formed index whose entries hold garbage: V8 refuses the code.
+      (() => {
+        const index = Buffer.from(JSON.stringify({ 'program.cjs': [0, 64] }));
+        const length = Buffer.alloc(4);
+        length.writeUInt32LE(index.length);
+        return Buffer.concat([length, index, Buffer.alloc(64, 7)]);
+      })(),
+      // An index that points past the end of the file.
+      (() => {
+        const index = Buffer.from(JSON.stringify({ 'program.cjs': [0, 1e9] }));
+        const length = Buffer.alloc(4);
+        length.writeUInt32LE(index.length);
+        return Buffer.concat([length, index]);
+      })(),
+    ];
+    mkdirSync(folder, { mode: 0o700 });
+    for (const damage of damages) {
+      writeFileSync(file, damage);
+      const result = await cli(['validate', 'wf.yaml']);
+      expect(result).toMatchObject({ code: 0, stdout: reference.stdout, stderr: reference.stderr });
+      const rewritten = readFileSync(file);
+      expect(rewritten.length).toBeGreaterThan(1000);
+      await cli(['validate', 'wf.yaml']);
+      expect(readFileSync(file).equals(rewritten)).toBe(true);
+    }
+  });
+
+  it('is neither read nor written in a folder that others may write to, nor when NODE_DISABLE_COMPILE_CACHE is set', async ({ expect }) => {
+    const open = setup();
+    mkdirSync(open.folder);
+    chmodSync(open.folder, 0o777);
+    writeFileSync(open.file, 'planted by someone else');
+    expect((await open.cli(['validate', 'wf.yaml'])).code).toBe(0);
+    expect(readFileSync(open.file, 'utf8')).toBe('planted by someone else');
+
+    const disabled = setup();
+    expect((await disabled.cli(['validate', 'wf.yaml'], { NODE_DISABLE_COMPILE_CACHE: '1' })).code).toBe(0);
+    expect(existsSync(disabled.folder)).toBe(false);
+  });
+});
+
+describe('which program the CLI loads', () => {
+  function distLike() {
+    const dist = mkdtempSync(join(tmpdir(), 'runner-dist-'));
+    const bundleDir = join(dist, 'cli', 'bundle');
+    mkdirSync(bundleDir, { recursive: true });
+    return { dist, bundleDir };
+  }
+  const at = (file: string, seconds: number) => utimesSync(file, seconds, seconds);
+
+  it('is the bundle while tsc has not built since it was made, else the modules tsc wrote', () => {
+    const { dist, bundleDir } = distLike();
+    expect(readBundleInfo(bundleDir)).toBeUndefined(); // no bundle: tsc's modules
+    writeFileSync(join(bundleDir, 'bundle.json'), JSON.stringify({ id: 'abc', entry: 'program.cjs' }));
+    expect(readBundleInfo(bundleDir)).toEqual({ id: 'abc', entry: 'program.cjs' }); // no tsc state (an installed package)
+    writeFileSync(join(dist, '.tsbuildinfo'), '{}');
+    at(join(dist, '.tsbuildinfo'), 1_000);
+    at(join(bundleDir, 'bundle.json'), 2_000);
+    expect(readBundleInfo(bundleDir)?.id).toBe('abc');
+    at(join(dist, '.tsbuildinfo'), 3_000); // `tsc` alone after `npm run build`: the bundle is stale
+    expect(readBundleInfo(bundleDir)).toBeUndefined();
+    writeFileSync(join(bundleDir, 'bundle.json'), '{"id": 1}');
+    expect(readBundleInfo(bundleDir)).toBeUndefined();
+  });
+});
