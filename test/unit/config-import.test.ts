@@ -1,34 +1,17 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { makeConfigDir, problemsOf } from '../helpers/config-dir.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import { blankCommentsAndTrailingCommas } from '../../src/config/import-jsonc.js';
 import { loadConfig } from '../../src/config/load.js';
 import { PROTOCOL_CHOICES } from '../../src/config/schema.js';
-import { formatDiagnostic, RunnerError } from '../../src/errors.js';
+import { formatDiagnostic } from '../../src/errors.js';
 import { parseWorkflowText } from '../../src/workflow/load.js';
+
+const makeDir = (files?: Record<string, string>) => makeConfigDir(files, 'runner-import-');
 
 // Importing other clients' files as they really are: a server runner cannot
 // use is a warning at load and an error only where a workflow uses it.
-
-async function makeDir(files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'runner-import-'));
-  for (const [name, text] of Object.entries(files)) {
-    await mkdir(join(dir, name, '..'), { recursive: true });
-    await writeFile(join(dir, name), text);
-  }
-  return dir;
-}
-
-async function problemsOf(promise: Promise<unknown>): Promise<string[]> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof RunnerError)) throw new Error(`expected a RunnerError, got ${String(error)}`);
-  return error.diagnostics.map(formatDiagnostic);
-}
 
 const claudeCode = JSON.stringify(
   {

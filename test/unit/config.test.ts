@@ -1,30 +1,11 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { makeConfigDir, problemsOf } from '../helpers/config-dir.js';
 import { loadHistorySettings } from '../../src/config/history-settings.js';
 import { loadConfig } from '../../src/config/load.js';
-import { formatDiagnostic, RunnerError } from '../../src/errors.js';
 
-async function makeDir(files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'runner-config-'));
-  for (const [name, text] of Object.entries(files)) {
-    await mkdir(join(dir, name, '..'), { recursive: true });
-    await writeFile(join(dir, name), text);
-  }
-  return dir;
-}
-
-/** The formatted diagnostics of the config error a promise rejects with. */
-async function problemsOf(promise: Promise<unknown>): Promise<string[]> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof RunnerError)) throw new Error(`expected a RunnerError, got ${String(error)}`);
-  expect(error.code).toBe('config');
-  return error.diagnostics.map(formatDiagnostic);
-}
+const makeDir = (files?: Record<string, string>) => makeConfigDir(files, 'runner-config-');
+const configProblemsOf = (promise: Promise<unknown>) => problemsOf(promise, 'config');
 
 describe('loadConfig: discovery and defaults', () => {
   it('uses the defaults, with the working folder as config folder, when no file exists', async () => {
@@ -113,7 +94,7 @@ describe('loadConfig: discovery and defaults', () => {
 describe('loadConfig: problems point at file:line:col', () => {
   it('names an unknown key, where it is, and the key that was meant', async () => {
     const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  image:\n    command: node\n    argz: [a]\n' });
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:4:5: unknown key `argz` in app `image`\n' +
         '  hint: did you mean `args`? allowed keys: command, args, env, cwd, url, headers, auth, concurrency, rate, timeout, connect-timeout, max-result and 5 more',
     ]);
@@ -123,7 +104,7 @@ describe('loadConfig: problems point at file:line:col', () => {
     const dir = await makeDir({
       'runner.config.yaml': 'concurrency: 0\napps:\n  image:\n    command: node\n    timeout: 5 minutes\n    rate: 15 per minute\n',
     });
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:1:14: `concurrency`: expected an integer from 1 and up, got `0`',
       'runner.config.yaml:5:14: `timeout` of app `image`: expected a duration like 500ms, 30s or 10m, got `5 minutes`',
       'runner.config.yaml:6:11: `rate` of app `image`: expected a rate like 15/min, 2/s or 100/h, got `15 per minute`',
@@ -134,7 +115,7 @@ describe('loadConfig: problems point at file:line:col', () => {
     const dir = await makeDir({
       'runner.config.yaml': 'apps:\n  both: { command: node, url: "http://x" }\n  none: { args: [a] }\n  "my app": { command: node }\n',
     });
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:2:3: app `both`: expected exactly one of `command` (a stdio app) or `url` (a Streamable HTTP app), got both',
       'runner.config.yaml:3:3: app `none`: expected exactly one of `command` (a stdio app) or `url` (a Streamable HTTP app), got a mapping',
       'runner.config.yaml:4:3: invalid name `my app` in `apps`: expected an app name of letters, digits, `_` and `-`',
@@ -143,7 +124,7 @@ describe('loadConfig: problems point at file:line:col', () => {
 
   it('reports a YAML syntax error with its position', async () => {
     const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  image: { command: node\nconcurrency: 2\n' });
-    const problems = await problemsOf(loadConfig({ cwd: dir, env: {} }));
+    const problems = await configProblemsOf(loadConfig({ cwd: dir, env: {} }));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^runner\.config\.yaml:3:1: YAML syntax error: /);
   });
@@ -156,8 +137,8 @@ describe('loadConfig: problems point at file:line:col', () => {
       'runner.config.yaml:10:16: YAML aliases expand to more than 100,000 nodes (limit for runner files)\n' +
         '  hint: each `*alias` counts as a copy of what its anchor holds, and aliases inside anchors multiply: write the repeated values out, or alias fewer levels deep',
     ];
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual(expected);
-    expect(await problemsOf(loadHistorySettings({ cwd: dir, env: {} }))).toEqual(expected);
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual(expected);
+    expect(await configProblemsOf(loadHistorySettings({ cwd: dir, env: {} }))).toEqual(expected);
   });
 
   it('reads anchors and aliases as if the values were written out', async () => {
@@ -176,13 +157,13 @@ describe('loadConfig: problems point at file:line:col', () => {
       'file `runner.config.yaml` is too large: 4,194,305 bytes, over the limit of 4MiB for config and workflow files\n' +
         '  hint: a 10,000-step workflow is about 1MiB: check that this is the file you meant',
     ];
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual(expected);
-    expect(await problemsOf(loadHistorySettings({ cwd: dir, env: {} }))).toEqual(expected);
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual(expected);
+    expect(await configProblemsOf(loadHistorySettings({ cwd: dir, env: {} }))).toEqual(expected);
   });
 
   it('rejects stdio-only keys on an http app', async () => {
     const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  notes:\n    url: http://127.0.0.1/mcp\n    args: [a]\n    stop-timeout: 1s\n' });
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       'runner.config.yaml:4:5: `args` applies only to stdio apps (with `command`), and app `notes` is not one',
       'runner.config.yaml:5:5: `stop-timeout` applies only to stdio apps (with `command`), and app `notes` is not one',
     ]);
@@ -221,7 +202,7 @@ describe('loadConfig: ${VAR} expansion and secrets', () => {
 
   it('reports each unset variable where it is used', async () => {
     const dir = await makeDir({ 'runner.config.yaml': text });
-    expect(await problemsOf(loadConfig({ cwd: dir, env: { TOKEN: 'tok', HOST: 'h' } }))).toEqual([
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: { TOKEN: 'tok', HOST: 'h' } }))).toEqual([
       'runner.config.yaml:8:39: environment variable `NOTES_TOKEN` is not set (used in `headers.Authorization` of app `notes`)\n' +
         '  hint: set NOTES_TOKEN in the environment, or give a default: ${NOTES_TOKEN:-value}',
     ]);
@@ -268,7 +249,7 @@ describe('loadConfig: import of mcpServers files', () => {
       'runner.config.yaml': 'import: [.mcp.json]\n',
       '.mcp.json': '{\n  // mine\n  "mcpServers": {\n    "a": { "command": "x", },\n    "b": { "command" "y" }\n  }\n}\n',
     });
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([".mcp.json:5:22: JSON syntax error: Expected ':' after property name"]);
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([".mcp.json:5:22: JSON syntax error: Expected ':' after property name"]);
   });
 
   it('reports a missing import file at its entry (a bad server is only a warning: see config-import.test.ts)', async () => {
@@ -276,7 +257,7 @@ describe('loadConfig: import of mcpServers files', () => {
       'runner.config.yaml': 'import:\n  - missing.json\n  - .mcp.json\n',
       '.mcp.json': '{ "mcpServers": { "old": { "type": "sse", "url": "http://x" }, "bad": { "args": [] } } }',
     });
-    expect(await problemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
+    expect(await configProblemsOf(loadConfig({ cwd: dir, env: {} }))).toEqual([
       `runner.config.yaml:2:5: cannot read import \`missing.json\`: no such file\n  hint: paths in \`import\` are relative to the config folder (${dir})`,
     ]);
   });
