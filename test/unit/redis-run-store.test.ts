@@ -181,7 +181,7 @@ describe('RedisRunStore', () => {
   });
 
   it('fails with a storage error, not a hang, when Redis cannot be reached', () => {
-    expect(() => openRedisRunStore('redis://127.0.0.1:1', { artifacts: tempArtifacts(), timeoutMs: 5_000 })).toThrow(
+    expect(() => openRedisRunStore('redis://127.0.0.1:1', { artifacts: tempArtifacts(), timeoutMs: 1_500 })).toThrow(
       expect.objectContaining({ code: 'storage' }),
     );
   });
