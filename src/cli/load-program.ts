@@ -17,6 +17,8 @@ export interface BundleInfo {
 const MAX_CACHE_BYTES = 64 * 1024 * 1024;
 /** A temp file of the cache older than this was left by a writer that died. */
 const STALE_TEMP_MS = 10 * 60 * 1000;
+/** Cache files kept in the folder: this build's and those of the builds (or Nodes) used last before it. */
+const KEPT_BUILDS = 3;
 
 /**
  * The CLI's program: the bundle `npm run build` makes (dist/cli/bundle/, see
@@ -144,14 +146,28 @@ function writeCacheFile(file: string, kept: Map<string, Buffer>, fresh: Map<stri
       closeSync(fd);
     }
     renameSync(temp, file);
-    // Another build's or another V8's code is of no use any more; a temp file is another writer's
-    // unless it is old (its writer died).
-    for (const name of readdirSync(folder)) {
-      if (name === basename(file)) continue;
-      const path = join(folder, name);
-      if (!name.endsWith('.tmp') || Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) > STALE_TEMP_MS) rmSync(path, { force: true });
-    }
+    pruneCacheFolder(folder, basename(file));
   } catch {
     // A cache that cannot be written is not kept: the next start compiles again.
   }
+}
+
+/**
+ * Keeps the cache files of the KEPT_BUILDS builds (or Node versions) used last,
+ * `current` among them, so that two runners or two Nodes used in turn do not
+ * compile again each time; a temp file is another writer's unless it is old.
+ */
+function pruneCacheFolder(folder: string, current: string): void {
+  const now = Date.now();
+  const others: { path: string; mtimeMs: number }[] = [];
+  for (const name of readdirSync(folder)) {
+    if (name === current) continue;
+    const path = join(folder, name);
+    const mtimeMs = statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    if (name.endsWith('.tmp')) {
+      if (now - mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true });
+    } else others.push({ path, mtimeMs });
+  }
+  others.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { path } of others.slice(KEPT_BUILDS - 1)) rmSync(path, { force: true });
 }

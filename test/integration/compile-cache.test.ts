@@ -39,6 +39,25 @@ describe.concurrent('the compiled code of the CLI bundle', () => {
     expect(readdirSync(folder)).toEqual([`${process.versions.v8}-${bundle.id}.cache`]);
   });
 
+  it("keeps the files of the last builds used before this one, and removes older ones and dead writers' temp files", async ({ expect }) => {
+    const { folder, file, cli } = setup();
+    mkdirSync(folder, { mode: 0o700 });
+    const old = (name: string, secondsAgo: number) => {
+      writeFileSync(join(folder, name), 'code of another build');
+      const at = Date.now() / 1000 - secondsAgo;
+      utimesSync(join(folder, name), at, at);
+    };
+    old('1.0-aaaa.cache', 400);
+    old('1.0-bbbb.cache', 300);
+    old('1.0-cccc.cache', 200);
+    old('1.0-dddd.cache', 100);
+    old('1.0-dddd.cache.123.tmp', 3600); // its writer died an hour ago
+    old('1.0-dddd.cache.456.tmp', 5); // still being written
+    expect((await cli(['validate', 'wf.yaml'])).code).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    expect(readdirSync(folder).sort()).toEqual(['1.0-cccc.cache', '1.0-dddd.cache', '1.0-dddd.cache.456.tmp', `${process.versions.v8}-${bundle.id}.cache`].sort());
+  });
+
   it('is compiled afresh and written again when the file is damaged, and the command does not notice', async ({ expect }) => {
     const { folder, file, cli } = setup();
     const reference = await cli(['validate', 'wf.yaml'], { NODE_DISABLE_COMPILE_CACHE: '1' });
