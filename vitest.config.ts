@@ -11,6 +11,9 @@ export default defineConfig({
     // The built runner (dist/) loads as Node loads it, not through vite's module runner: the in-process
     // CLI tests import it, and transforming its 300 modules cost each worker time for nothing.
     server: { deps: { external: [/\/dist\//] } },
+    // Test and source files as vite transformed them are kept on disk between runs
+    // (node_modules/.experimental-vitest-cache), keyed by their content.
+    experimental: { fsModuleCache: true },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores: integration tests spawn real servers, so keep parallelism modest.
