@@ -74,7 +74,7 @@ function keepCompiledCode(bundleDir: string, cacheFile: string): void {
   const internals = Module.prototype as unknown as ModuleInternals;
   const compile = internals._compile;
   internals._compile = function (this: ModuleInternals, content: string, filename: string) {
-    if (dirname(filename) !== bundleDir) return compile.call(this, content, filename);
+    if (dirname(filename) !== bundleDir || content.startsWith('#!')) return compile.call(this, content, filename);
     const name = basename(filename);
     const cachedData = cached.get(name);
     const script = new vm.Script(Module.wrap(content), { filename, cachedData, importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
