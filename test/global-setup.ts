@@ -27,6 +27,9 @@ export default async function setup(): Promise<() => void> {
   const suiteTemp = (process.env.RUNNER_SUITE_TEMP ??= mkdtempSync(join(tmpdir(), 'runner-suite-')));
   process.env.TMPDIR = suiteTemp;
   const dir = join(repoRoot, 'node_modules', '.cache', 'runner-test');
+  // The compiled code the spawned runner keeps between starts (src/cli/load-program.ts) would go to
+  // the run's temp folder and be compiled again by every run: it is kept beside the snapshots instead.
+  process.env.NODE_COMPILE_CACHE ??= join(dir, 'compile-cache');
   for (const fixture of FIXTURE_SNAPSHOTS) {
     const hash = createHash('sha256').update(process.version);
     const sources = readdirSync(join(repoRoot, 'test', 'apps')).filter((file) => file.startsWith(fixture.name) && file.endsWith('.js'));
