@@ -38,6 +38,10 @@ await build({
   input: { program: join(cli, 'program.js') },
   platform: 'node',
   external: [/^node:/, 'better-sqlite3'],
+  // jsonc-parser's `main` is a UMD build that requires its own files through a `require` it is
+  // handed, which no bundler can follow: in the bundle it looked for them beside the chunk and a
+  // config that imports a JSONC file (.vscode/mcp.json) failed. Its ES module build has none of that.
+  resolve: { alias: { 'jsonc-parser': join(root, 'node_modules', 'jsonc-parser', 'lib', 'esm', 'main.js') } },
   plugins: [
     {
       name: 'module-urls-as-unbundled',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyApp } from '../helpers/workspace.js';
+import { createWorkspace, faultyApp, runCli } from '../helpers/workspace.js';
 
 // A config that imports a VS Code file and a Claude Desktop file, each with
 // one server runner cannot use, runs every workflow that does not use those
@@ -50,6 +50,16 @@ function workspace() {
 }
 
 describe('imports with servers runner cannot use', () => {
+  it('are read by the runner command as installed, JSONC included', async () => {
+    // The in-process tests load the modules tsc wrote; the command runs the bundle, which once could not load jsonc-parser.
+    const { ws } = workspace();
+    const workflow = ws.write('wf.yaml', 'name: ok\nsteps:\n  - id: a\n    uses: local.echo\n    with: { text: hi }\n');
+    const result = await runCli(['--config', ws.config, 'validate', workflow], { cwd: ws.dir, env: { FIXTURE_NAME: 'vscode-local' } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`ok ${workflow} (1 step)\n`);
+    expect(result.stderr).toContain('warning: .vscode/mcp.json:13:45: server `github` cannot be used');
+  });
+
   it('runs a workflow that uses the other servers, warning about the unusable ones with file:line:col', async () => {
     const { run } = workspace();
     const result = await run(

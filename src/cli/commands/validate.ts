@@ -127,7 +127,8 @@ function finish(results: FileResult[], configDiagnostics: readonly Diagnostic[],
     const own = counts(result.diagnostics);
     if (!result.workflow || fails(own)) continue;
     const warned = own.warnings > 0 ? `, ${own.warnings} warning${own.warnings === 1 ? '' : 's'}` : '';
-    io.stdout(`ok ${result.file} (${result.workflow.steps.length} steps${warned})\n`);
+    const steps = result.workflow.steps.length;
+    io.stdout(`ok ${result.file} (${steps} step${steps === 1 ? '' : 's'}${warned})\n`);
   }
   if (!ok) {
     const problems = total.errors + (options.strict ? total.warnings : 0);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +103,25 @@ describe.concurrent('the compiled code of the CLI bundle', () => {
     const disabled = setup();
     expect((await disabled.cli(['validate', 'wf.yaml'], { NODE_DISABLE_COMPILE_CACHE: '1' })).code).toBe(0);
     expect(existsSync(disabled.folder)).toBe(false);
+  });
+});
+
+describe('the CLI bundle', () => {
+  it('loads every one of its chunks, each in the same fresh process', async ({ expect }) => {
+    // Most commands load only some chunks; one whose packages cannot be found beside it fails only
+    // where it is loaded (jsonc-parser's UMD build once failed every config that imported a JSONC file).
+    const dir = join(repoRoot, 'dist', 'cli', 'bundle');
+    const chunks = readdirSync(dir).filter((name) => name.endsWith('.cjs'));
+    expect(chunks.length).toBeGreaterThan(10);
+    const script = `for (const chunk of ${JSON.stringify(chunks)}) require(${JSON.stringify(dir)} + '/' + chunk);`;
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (data) => (stderr += data));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });
 
