@@ -6,7 +6,6 @@
 //
 // Why: a one-step `runner run` loads some 300 ES modules, and Node's per-module cost (resolving,
 // reading, linking) was about a fifth of its start-up. The bundle is the same code in far fewer files.
-// Dynamic imports stay separate chunks, so what a command does not use is still not loaded.
 //
 // What stays outside: Node's own modules, and native addons and what loads them (better-sqlite3).
 // The queue's packages (bullmq, ioredis) are bundled too, into the chunks only queue mode imports:
