@@ -98,7 +98,7 @@ export async function pruneCommand(options: PruneCommandOptions, io: CliIO): Pro
 function describeStep(step: StepRecord, run: RunRecord): string {
   const took = step.startedAt && step.endedAt ? formatMs(Date.parse(step.endedAt) - Date.parse(step.startedAt)) : '-';
   const tries = step.items
-    ? `${step.items.length} items: ${countBy(step.items.map((item) => item.status))}`
+    ? `${step.items.length} item${step.items.length === 1 ? '' : 's'}: ${countBy(step.items.map((item) => item.status))}`
     : `attempts ${step.attempts}${step.history.length > step.attempts ? ` (${step.history.length} over all resumes)` : ''}`;
   const error = step.error ? `\n      [${step.error.kind}${step.error.outcome === 'unknown' ? ', outcome unknown' : ''}] ${step.error.message}` : '';
   const files = step.files.map((file) => `\n      ${file.startsWith(run.dir + '/') ? file.slice(run.dir.length + 1) : file}`).join('');

@@ -13,7 +13,7 @@ export function renderGraph(steps: readonly StepRecord[], anchors: ReadonlyMap<s
   const layout = layoutGraph(steps.map((step) => ({ id: step.id, needs: step.needs ?? [], height: step.items ? FOREACH_NODE_HEIGHT : NODE_HEIGHT })));
   const byId = new Map(steps.map((step) => [step.id, step]));
   const parts: string[] = [
-    `<svg class="graph" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="group" aria-label="step graph of ${steps.length} steps">`,
+    `<svg class="graph" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="group" aria-label="step graph of ${steps.length} step${steps.length === 1 ? '' : 's'}">`,
     '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" class="arrowhead"/></marker></defs>',
     '<g class="edges">',
   ];
