@@ -5,6 +5,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { Segment } from '../workflow/expression-access.js';
 import type { ValueType } from '../workflow/step-reads.js';
+import { isRecord } from '../is-record.js';
 
 type Schema = Record<string, unknown>;
 
@@ -77,8 +78,4 @@ function typeOfJson(value: unknown): ValueType {
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
   return typeof value as ValueType;
-}
-
-function isRecord(value: unknown): value is Schema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@ import type { RunRecord, StepRecord } from '../artifacts/run-record.js';
 import { WORKFLOW_NAME_PATTERN } from '../workflow/schema.js';
 import type { RunOwner } from './run-store.js';
 import type { SqliteRunStore } from './sqlite-run-store.js';
+import { isRecord } from '../is-record.js';
 
 const WORKFLOW_NAME = new RegExp(WORKFLOW_NAME_PATTERN);
 const RUN_STATUSES = new Set(['running', 'succeeded', 'failed', 'cancelled']);
@@ -59,25 +60,21 @@ function readRecord(file: string, workflow: string, id: string): RunRecord | und
   } catch {
     return undefined;
   }
-  if (!isObject(data) || data.id !== id || data.workflow !== workflow) return undefined;
+  if (!isRecord(data) || data.id !== id || data.workflow !== workflow) return undefined;
   if (typeof data.status !== 'string' || !RUN_STATUSES.has(data.status) || typeof data.startedAt !== 'string') return undefined;
   if (!Array.isArray(data.steps) || !data.steps.every(isStepRecord)) return undefined;
-  const trigger = isObject(data.trigger) && typeof data.trigger.type === 'string' ? data.trigger : { type: 'manual' };
+  const trigger = isRecord(data.trigger) && typeof data.trigger.type === 'string' ? data.trigger : { type: 'manual' };
   return {
     ...(data as unknown as RunRecord),
     trigger: trigger as RunRecord['trigger'],
-    inputs: isObject(data.inputs) ? data.inputs : {},
+    inputs: isRecord(data.inputs) ? data.inputs : {},
     endedAt: typeof data.endedAt === 'string' ? data.endedAt : null,
-    apps: isObject(data.apps) ? (data.apps as RunRecord['apps']) : {},
+    apps: isRecord(data.apps) ? (data.apps as RunRecord['apps']) : {},
   };
 }
 
 function isStepRecord(step: unknown): step is StepRecord {
-  if (!isObject(step) || typeof step.id !== 'string' || typeof step.status !== 'string' || typeof step.uses !== 'string') return false;
+  if (!isRecord(step) || typeof step.id !== 'string' || typeof step.status !== 'string' || typeof step.uses !== 'string') return false;
   if (!Array.isArray(step.history ?? [])) return false;
-  return step.items === undefined || (Array.isArray(step.items) && step.items.every((item: unknown) => isObject(item) && typeof item.index === 'number'));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return step.items === undefined || (Array.isArray(step.items) && step.items.every((item: unknown) => isRecord(item) && typeof item.index === 'number'));
 }
