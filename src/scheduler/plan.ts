@@ -7,14 +7,14 @@ import type { PolicyAction, RunnerConfig } from '../config/types.js';
 import { formatLocation, type Diagnostic, type SourceLocation } from '../errors.js';
 import { renderAccess } from '../workflow/expression-checks.js';
 import { planLevels } from '../workflow/graph.js';
-import { locateInWorkflow, locateStepKey } from '../workflow/load.js';
+import { locateArgumentInWorkflow, locateInWorkflow } from '../workflow/load.js';
 import { collectStepReads, inferValueType, type TypeSources } from '../workflow/step-reads.js';
 import type { Step, Workflow } from '../workflow/types.js';
 import type { PolicyOverrides } from './events.js';
 import { decidePolicy, readToolHints, resolveAsk, type ToolHints } from './policy.js';
 import { mergeRetry } from './retry.js';
 import { describeType, followOutputSchema, mismatchedArgumentType, schemaType } from './type-flow.js';
-import { diagnoseLiteralArguments, type ArgumentProblem } from './validate-args.js';
+import { diagnoseLiteralArguments } from './validate-args.js';
 
 export interface PlannedStep {
   id: string;
@@ -127,7 +127,7 @@ export async function planRun(
     if (!tool) return;
     const planned = steps[index];
     for (const problem of diagnoseLiteralArguments(tool, step.with)) {
-      addProblem(planned, locateArgumentProblem(workflow, step, index, problem), problem.message, problem.hint);
+      addProblem(planned, locateArgumentInWorkflow(workflow, index, problem), problem.message, problem.hint);
     }
     checkArgumentTypes(workflow, step, index, tool, sources, planned);
     checkOutputReads(workflow, step, index, sources, toolOf, planned);
@@ -190,16 +190,6 @@ function checkOutputReads(
       hintFor(missing.field, missing.fields, 'its fields'),
     );
   }
-}
-
-/** Where an argument problem is: the value or key it is about; for a missing argument, the object that lacks it. */
-function locateArgumentProblem(workflow: Workflow, step: Step, index: number, problem: ArgumentProblem): SourceLocation {
-  const base = ['steps', index, 'with'];
-  if (problem.target === 'missing') {
-    if (problem.path.length > 0) return locateInWorkflow(workflow, [...base, ...problem.path], 'key');
-    return locateStepKey(workflow, index, 'with', 'uses');
-  }
-  return locateInWorkflow(workflow, [...base, ...problem.path], problem.target === 'key' ? 'key' : undefined);
 }
 
 function addProblem(planned: PlannedStep, location: SourceLocation, message: string, hint?: string): void {

@@ -4,9 +4,10 @@
 import { createRequire } from 'node:module';
 import { BUILTIN_APP, BUILTIN_TOOLS, findBuiltinTool } from '../builtins/catalog.js';
 import { describePath, hintFor } from '../config/schema-diagnostics.js';
-import { locateKeys, locatePath } from '../config/yaml-source.js';
+import { locatePath } from '../config/yaml-source.js';
 import { isRecord } from '../is-record.js';
-import { diagnoseLiteralArguments, type ArgumentProblem } from '../scheduler/validate-args.js';
+import { diagnoseLiteralArguments } from '../scheduler/validate-args.js';
+import { locateArgumentProblem } from './locate-argument.js';
 import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import type { RawStep } from './schema.js';
@@ -44,22 +45,13 @@ export function checkBuiltinStep(raw: RawStep, index: number, tool: string, cont
   if (isRecord(withValue)) {
     for (const problem of diagnoseLiteralArguments(builtin, withValue)) {
       context.diagnostics.push({
-        location: locateArgumentProblem(context, index, problem),
+        location: locateArgumentProblem(context.source, index, problem),
         message: `step \`${typeof raw.id === 'string' ? raw.id : index + 1}\`: ${problem.message}`,
         ...(problem.hint && { hint: problem.hint }),
       });
     }
   }
   if (tool === 'transform') checkTransformExpression(raw, index, context);
-}
-
-/** Where an argument problem is written: the key or value it is about; for a missing argument, the mapping that lacks it (`with`, or the step's `uses`). */
-function locateArgumentProblem(context: Context, index: number, problem: ArgumentProblem) {
-  const path = ['steps', index, 'with', ...problem.path];
-  if (problem.target !== 'missing') return locatePath(context.source, path, problem.target === 'key' ? 'key' : 'value');
-  if (problem.path.length > 0) return locatePath(context.source, path, 'key');
-  const keys = locateKeys(context.source, ['steps', index]);
-  return keys.with ?? keys.uses ?? locatePath(context.source, ['steps', index]);
 }
 
 /** JSONata syntax, checked before the run, positioned at the character where the parser stopped. */

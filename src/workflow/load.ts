@@ -7,6 +7,8 @@ import type { RunnerConfig } from '../config/types.js';
 import { diagnoseSchemaErrors, hintFor, validateAgainst } from '../config/schema-diagnostics.js';
 import { locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile, type YamlPath, type YamlSource } from '../config/yaml-source.js';
 import { checkBuiltinStep } from './builtin-steps.js';
+import { locateArgumentProblem } from './locate-argument.js';
+import type { ArgumentProblem } from '../scheduler/validate-args.js';
 import { describeInputType, matchesInputType } from './inputs.js';
 import { isRecord } from '../is-record.js';
 import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
@@ -102,6 +104,12 @@ export function locateInWorkflow(workflow: Workflow, path: YamlPath, at?: { valu
   if (!source) return workflow.location;
   if (at === undefined || at === 'key') return locatePath(source, path, at ?? 'value');
   return locateInValue(source, path, at.value, at.offset);
+}
+
+/** Where an argument problem of the step at `index` is written (see locateArgumentProblem); the step's own location when the workflow was not read from a file. */
+export function locateArgumentInWorkflow(workflow: Workflow, index: number, problem: ArgumentProblem): SourceLocation {
+  const source = sources.get(workflow);
+  return source ? locateArgumentProblem(source, index, problem) : workflow.steps[index].location;
 }
 
 /**
