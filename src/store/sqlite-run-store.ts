@@ -86,22 +86,7 @@ export class SqliteRunStore implements RunStore {
     const file = join(artifacts, STORE_FILE);
     try {
       mkdirSync(join(artifacts, '.runner'), { recursive: true });
-      this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      // Most opens find the schema in place: check with a read before taking the write lock.
-      if (this.schemaVersion() !== SCHEMA_VERSION) this.db.transaction(() => {
-        this.db.exec(SCHEMA);
-        const version = this.db.prepare(`SELECT value FROM meta WHERE key = 'schema'`).pluck().get() as string | undefined;
-        if (version === undefined) this.db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(String(SCHEMA_VERSION));
-        // Older files get the tables they lack from SCHEMA above (CREATE ... IF NOT EXISTS); their rows stay as they are.
-        else if (Number(version) < SCHEMA_VERSION) this.db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema'`).run(String(SCHEMA_VERSION));
-        else if (Number(version) > SCHEMA_VERSION) {
-          throw new RunnerError('internal', `the run store ${file} was written by a newer runner (schema ${version}; this one knows ${SCHEMA_VERSION})`, {
-            hint: 'upgrade runner, or point `artifacts` at another folder',
-          });
-        }
-      }).immediate();
+      this.db = retryWhileBusy(() => openStoreFile(file), Date.now() + BUSY_TIMEOUT_MS);
     } catch (error) {
       throw storeError(error, file);
     }
@@ -363,16 +348,6 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  /** The schema version recorded in the file; undefined for a new file. */
-  private schemaVersion(): number | undefined {
-    try {
-      const value = this.db.prepare(`SELECT value FROM meta WHERE key = 'schema'`).pluck().get() as string | undefined;
-      return value === undefined ? undefined : Number(value);
-    } catch {
-      return undefined; // no meta table yet
-    }
-  }
-
   /** Every workflow that has runs. */
   workflowNames(): string[] {
     return this.guard(() => this.db.prepare(`SELECT DISTINCT workflow FROM runs ORDER BY workflow`).pluck().all() as string[]);
@@ -445,6 +420,69 @@ function ownerOf(row: Row | undefined): RunOwner | null {
     started: (row.owner_started as string | null) ?? null,
     heartbeatMs: Number(row.heartbeat_ms ?? 0),
   };
+}
+
+/**
+ * Opens the store's file in WAL mode, with the schema in place. SQLite waits
+ * (up to the busy timeout) for a lock another process holds, except where
+ * waiting could deadlock: two processes that open a new file at once both
+ * read it and both want to switch it to WAL, and one of them gets SQLITE_BUSY
+ * at once. `retryWhileBusy` opens again in that case.
+ */
+function openStoreFile(file: string): Database.Database {
+  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    // Most opens find the schema in place: check with a read before taking the write lock.
+    if (schemaVersion(db) !== SCHEMA_VERSION) db.transaction(() => {
+      db.exec(SCHEMA);
+      const version = db.prepare(`SELECT value FROM meta WHERE key = 'schema'`).pluck().get() as string | undefined;
+      if (version === undefined) db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(String(SCHEMA_VERSION));
+      // Older files get the tables they lack from SCHEMA above (CREATE ... IF NOT EXISTS); their rows stay as they are.
+      else if (Number(version) < SCHEMA_VERSION) db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema'`).run(String(SCHEMA_VERSION));
+      else if (Number(version) > SCHEMA_VERSION) {
+        throw new RunnerError('internal', `the run store ${file} was written by a newer runner (schema ${version}; this one knows ${SCHEMA_VERSION})`, {
+          hint: 'upgrade runner, or point `artifacts` at another folder',
+        });
+      }
+    }).immediate();
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** The schema version the file says it has; undefined for a new file. */
+function schemaVersion(db: Database.Database): number | undefined {
+  try {
+    const value = db.prepare(`SELECT value FROM meta WHERE key = 'schema'`).pluck().get() as string | undefined;
+    return value === undefined ? undefined : Number(value);
+  } catch {
+    return undefined; // no meta table yet
+  }
+}
+
+/**
+ * Runs `open` again while it fails with SQLITE_BUSY, after a short pause that
+ * grows (10 ms to 200 ms, jittered so two processes do not meet again), until
+ * `deadlineMs` (a `Date.now()` value); then the last failure is thrown.
+ */
+export function retryWhileBusy<T>(open: () => T, deadlineMs: number, pause: (ms: number) => void = sleepSync): T {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return open();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= deadlineMs) throw error;
+      pause(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+    }
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** SQLite's failures as RunnerErrors that say which file and what to do. */

@@ -11,7 +11,7 @@ import { assembleRecord, displayRecord, findRun, openRunStore } from '../../src/
 import { RunRecorder } from '../../src/store/run-recorder.js';
 import type { RunOwner } from '../../src/store/run-store.js';
 import { fromStoreForm, toDisplayForm, toStoreForm } from '../../src/store/secret-refs.js';
-import { SqliteRunStore } from '../../src/store/sqlite-run-store.js';
+import { retryWhileBusy, SqliteRunStore } from '../../src/store/sqlite-run-store.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const owner: RunOwner = { host: 'here', pid: 1, started: null, heartbeatMs: 0 };
@@ -129,6 +129,39 @@ describe('SqliteRunStore', () => {
     save(first, run('20260101-000000-000-aaaa'));
     save(second, run('20260101-000000-000-bbbb'));
     expect(first.listRuns().map((r) => r.id)).toEqual(['20260101-000000-000-bbbb', '20260101-000000-000-aaaa']);
+  });
+
+  // Two processes opening a new file at once: SQLite answers one of them SQLITE_BUSY without waiting.
+  it('opens again after a busy lock SQLite reports at once, with growing pauses, until the deadline', () => {
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    const pauses: number[] = [];
+    let calls = 0;
+    const opened = retryWhileBusy(
+      () => {
+        if (++calls <= 3) throw busy;
+        return 'open';
+      },
+      Date.now() + 60_000,
+      (ms) => pauses.push(ms),
+    );
+    expect(opened).toBe('open');
+    expect(pauses).toHaveLength(3);
+    for (const [attempt, ms] of pauses.entries()) {
+      expect(ms).toBeGreaterThanOrEqual(5 * 2 ** attempt);
+      expect(ms).toBeLessThanOrEqual(15 * 2 ** attempt);
+    }
+
+    const alwaysFailing = (error: Error) => () => {
+      calls++;
+      throw error;
+    };
+    calls = 0;
+    expect(() => retryWhileBusy(alwaysFailing(busy), Date.now() - 1, () => {})).toThrow('database is locked');
+    expect(calls).toBe(1);
+    calls = 0;
+    const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    expect(() => retryWhileBusy(alwaysFailing(full), Date.now() + 60_000, () => {})).toThrow('disk is full');
+    expect(calls).toBe(1);
   });
 });
 
