@@ -6,17 +6,23 @@ import { basename, join } from 'node:path';
 import { build } from 'rolldown';
 import { FIXTURE_SNAPSHOTS, repoRoot, type FixtureSnapshot } from './helpers/workspace.js';
 
-// Once per `vitest run`: V8 startup snapshots of the fixture servers the suite starts most (faulty.js,
-// some 200 times; shifting.js, some 40). Each start was a Node process that spent most of its 0.2 s
-// of CPU loading the MCP SDK and zod; from the snapshot it starts with them loaded (about 0.08 s).
-// The server is the same code in a real process: `node --snapshot-blob BLOB faulty.js FLAGS` runs
-// the same main() as `node faulty.js FLAGS`.
+// Once per `vitest run`: V8 startup snapshots of the app servers the suite starts most (faulty.js,
+// some 200 times; shifting.js, some 40; the two demo apps, some 50). Each start was a Node process that
+// spent most of its CPU loading the MCP SDK and zod (faulty 0.2 s, a demo app 0.35 s); from the
+// snapshot it starts with them loaded (0.08 s, 0.15 s). The server is the same code in a real process:
+// `node --snapshot-blob BLOB faulty.js FLAGS` runs the same main() as `node faulty.js FLAGS`.
 //
 // Each blob is kept under node_modules/.cache, named by a hash of what is in it (the fixture's files,
-// the SDK's version, this Node), so it is built again only when one of them changes. Where one cannot
-// be built, the tests start that fixture's script as it is, and say so.
+// the demo apps' files, the SDK's version, this Node), so it is built again only when one of them
+// changes. Where one cannot be built, the tests start that app's script as it is, and say so.
 
-const SHARED_SOURCES = ['examples/apps/lib/tool-result.js', 'node_modules/@modelcontextprotocol/server/package.json'];
+const SHARED_SOURCES = [
+  ...readdirSync(join(repoRoot, 'examples', 'apps'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.js'))
+    .sort()
+    .map((file) => join('examples', 'apps', file)),
+  'node_modules/@modelcontextprotocol/server/package.json',
+];
 
 export default async function setup(): Promise<() => void> {
   // Every temp folder of the run (the tests', the runner's, the apps', the browser's) goes under one
@@ -60,8 +66,19 @@ async function buildSnapshot(fixture: FixtureSnapshot, dir: string, blob: string
     await build({
       input: join(repoRoot, 'test', 'apps', `${fixture.name}-snapshot.js`),
       platform: 'node',
-      external: [/^node:/],
-      output: { file: script, format: 'cjs', codeSplitting: false },
+      // What the demo apps load on first use stays outside: sharp (a native addon), exceljs, and
+      // their HTTP serving, whose node:http cannot be loaded while a snapshot is built.
+      external: [/^node:/, 'sharp', /^exceljs(\/|$)/, /\/serve-http\.js$/],
+      output: {
+        file: script,
+        format: 'cjs',
+        codeSplitting: false,
+        // import() cannot run in a process started from a snapshot: it becomes a require, and a
+        // require of anything but Node's own modules goes to the one the entry sets up at start.
+        dynamicImportInCjs: false,
+        banner:
+          "const __builtinRequire = require; require = (id) => (__builtinRequire('node:module').isBuiltin(id) ? __builtinRequire(id) : globalThis.__snapshotRequire(id));",
+      },
       logLevel: 'silent',
     });
     const built = join(work, `${fixture.name}.blob`);

@@ -13,12 +13,13 @@ export const shiftingApp = join(repoRoot, 'test', 'apps', 'shifting.js');
 
 /** A fixture server test/global-setup.ts builds a startup snapshot of, and the variable that says where it is. */
 export interface FixtureSnapshot {
-  name: 'faulty' | 'shifting';
+  name: 'faulty' | 'shifting' | 'demo';
   env: string;
 }
 export const FIXTURE_SNAPSHOTS: readonly FixtureSnapshot[] = [
   { name: 'faulty', env: 'RUNNER_TEST_FAULTY_BLOB' },
   { name: 'shifting', env: 'RUNNER_TEST_SHIFTING_BLOB' },
+  { name: 'demo', env: 'RUNNER_TEST_DEMO_BLOB' },
 ];
 
 /** The arguments of `node` that start fixture `name`: from its startup snapshot when test/global-setup.ts built one (the same server, in a third of the CPU). */
@@ -31,6 +32,10 @@ function fixtureArgs(name: FixtureSnapshot['name'], script: string): readonly st
 export const faultyArgs = fixtureArgs('faulty', faultyApp);
 /** `node` arguments that start the shifting app, before its files. */
 export const shiftingArgs = fixtureArgs('shifting', shiftingApp);
+/** `node` arguments that start the demo image app, before its flags (from the snapshot both demo apps share). */
+export const imageAppArgs = fixtureArgs('demo', imageApp);
+/** `node` arguments that start the demo sheet app, before its flags. */
+export const sheetAppArgs = fixtureArgs('demo', sheetApp);
 
 export const everythingApp = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
@@ -58,7 +63,7 @@ export function createWorkspace(configBody: string): Workspace {
 
 /** YAML for the two demo apps, launched from this checkout. */
 export function demoAppsYaml(): string {
-  return `apps:\n  image:\n    command: node\n    args: [${JSON.stringify(imageApp)}]\n  sheet:\n    command: node\n    args: [${JSON.stringify(sheetApp)}]\n`;
+  return `apps:\n  image:\n    command: node\n    args: ${JSON.stringify(imageAppArgs)}\n  sheet:\n    command: node\n    args: ${JSON.stringify(sheetAppArgs)}\n`;
 }
 
 export interface CliResult {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../src/check/audit.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { shiftingWorkspace, type ShiftingTool } from '../helpers/shifting-workspace.js';
-import { createWorkspace, imageApp, repoRoot, sheetApp } from '../helpers/workspace.js';
+import { createWorkspace, imageAppArgs, repoRoot, sheetAppArgs } from '../helpers/workspace.js';
 
 const SECRETS = { IMAGE_KEY: 'image-key-0123456789', NOTES_TOKEN: 'notes-token-abcdefgh' };
 
@@ -15,11 +15,11 @@ function demoWorkspace(policyExtra = '') {
       'apps:',
       '  image:',
       '    command: node',
-      `    args: [${JSON.stringify(imageApp)}]`,
+      `    args: ${JSON.stringify(imageAppArgs)}`,
       '    env: { IMAGE_KEY: "${IMAGE_KEY}" }',
       '  sheet:',
       '    command: node',
-      `    args: [${JSON.stringify(sheetApp)}]`,
+      `    args: ${JSON.stringify(sheetAppArgs)}`,
       '  notes:',
       '    url: http://127.0.0.1:9/mcp',
       '    headers: { Authorization: "Bearer ${NOTES_TOKEN}" }',

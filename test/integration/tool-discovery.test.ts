@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, imageApp, type Workspace, faultyArgs } from '../helpers/workspace.js';
+import { createWorkspace, imageAppArgs, type Workspace, faultyArgs } from '../helpers/workspace.js';
 
 // `runner tools` (listing, one tool in detail, the built-ins) and `runner call`
 // (one tool call as a recorded run), through the CLI.
@@ -79,7 +79,7 @@ describe.concurrent('tool discovery', () => {
 
   describe('runner tools APP.TOOL', () => {
     it('prints the input and output schema readably and a with: block to paste', async ({ expect }) => {
-      const ws = createWorkspace(`apps:\n  image:\n    command: node\n    args: [${JSON.stringify(imageApp)}]\n`);
+      const ws = createWorkspace(`apps:\n  image:\n    command: node\n    args: ${JSON.stringify(imageAppArgs)}\n`);
       const result = await cli(ws, 'tools', 'image.resize');
       expect(result.code).toBe(0);
       const text = result.stdout;

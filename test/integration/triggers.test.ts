@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { startServe, type Event } from '../helpers/serve.js';
 import { faultyWorkspace } from '../helpers/faulty-workspace.js';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, imageApp, repoRoot, sheetApp } from '../helpers/workspace.js';
+import { createWorkspace, demoAppsYaml, repoRoot } from '../helpers/workspace.js';
 
 // Real chokidar on temp folders and the real CLI: `runner serve|watch|cron`
 // as a child process, observed through its --json events and what it leaves
@@ -213,7 +213,7 @@ describe.concurrent('example workflows', () => {
 
   it('inbox-thumbnails: two PNGs dropped, two catalog entries, run after run', async ({ expect, onTestFinished }) => {
     const ws = createWorkspace(
-      `apps:\n  image:\n    command: node\n    args: [${JSON.stringify(imageApp)}]\n  sheet:\n    command: node\n    args: [${JSON.stringify(sheetApp)}]\n` +
+      demoAppsYaml() +
         'policy:\n  rules:\n    - { match: "sheet.write_range", action: allow }\n',
     );
     mkdirSync(join(ws.dir, 'workflows'));

@@ -5,14 +5,14 @@ import { describe, expect, it, vi } from 'vitest';
 import { openCommandContext } from '../../src/cli/context.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { STORE_FILE } from '../../src/store/sqlite-run-store.js';
-import { createWorkspace, imageApp } from '../helpers/workspace.js';
+import { createWorkspace, imageAppArgs } from '../helpers/workspace.js';
 
 function ioIn(cwd: string): CliIO & { errors: string[] } {
   const errors: string[] = [];
   return { stdout: () => {}, stderr: (text) => errors.push(text), stdin: new PassThrough(), stderrIsTTY: false, cwd, env: {}, errors };
 }
 
-const imageYaml = `apps:\n  image:\n    command: node\n    args: [${JSON.stringify(imageApp)}]\n`;
+const imageYaml = `apps:\n  image:\n    command: node\n    args: ${JSON.stringify(imageAppArgs)}\n`;
 
 /** A workspace whose config loads with one warning: an imported server named like the built-in tools. */
 function warnedWorkspace() {

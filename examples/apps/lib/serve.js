@@ -2,7 +2,6 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { parseAppArgs } from './args.js';
 import { prepareRoot } from './paths.js';
-import { serveHttp } from './serve-http.js';
 
 /**
  * Run an app: `createServer({ root })` must return a fresh McpServer each
@@ -33,6 +32,8 @@ export async function runApp({ name, createServer }) {
     return;
   }
 
+  // Loaded only for HTTP: a stdio app never loads node:http or the HTTP handler.
+  const { serveHttp } = await import('./serve-http.js');
   let http;
   try {
     http = await serveHttp(factory, { port: options.httpPort, log });
