@@ -28,75 +28,103 @@ export interface RedisSyncClientOptions {
 export type RedisReply = { value: unknown; error?: undefined } | { value?: undefined; error: string };
 
 /**
- * The worker's code. It holds the ioredis connection and answers one batch
- * at a time; the calling thread sleeps on a shared word until the answer is
- * posted. Plain JS in a string so it runs the same from src/ (vitest) and dist/.
+ * The worker thread's code: one thread per process, holding one ioredis
+ * connection per client. A client opens its connection with a message on the
+ * thread's port that carries a MessagePort of its own; the thread answers one
+ * batch at a time on it, and the client sleeps on a shared word of its own
+ * until the answer is posted. Plain JS in a string so it runs the same from
+ * src/ (vitest) and dist/.
  */
 const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const Redis = require(workerData.ioredisPath);
-const { port, state, url, scripts, maxRetriesPerRequest } = workerData;
-const redis = new Redis(url, { maxRetriesPerRequest, connectTimeout: 10000, retryStrategy: (times) => Math.min(times * 200, 1000) });
-redis.on('error', () => {}); // each command reports its own failure
-for (const script of scripts) redis.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
 const replies = (results) => results.map(([error, value]) => (error ? { error: error.message } : { value }));
-async function run(batch) {
-  if (batch.kind === 'quit') return redis.quit();
-  if (batch.kind === 'pipeline') return replies(await redis.pipeline(batch.commands).exec());
-  if (batch.kind === 'multi') return replies(await redis.multi(batch.commands).exec());
-  for (;;) {
-    await redis.watch(batch.absentKey);
-    if ((await redis.exists(batch.absentKey)) === 1) {
-      await redis.unwatch();
-      return { exists: true };
-    }
-    const results = await redis.multi(batch.commands).exec();
-    if (results) return replies(results); // null: the key appeared meanwhile; look again
-  }
-}
-port.on('message', async ({ id, batch }) => {
-  let answer;
+parentPort.on('message', ({ port, state, url, scripts, maxRetriesPerRequest }) => {
+  let redis;
+  let openError; // answers every batch of this client, and of this client only
   try {
-    answer = { id, result: await run(batch) };
+    redis = new Redis(url, { maxRetriesPerRequest, connectTimeout: 10000, retryStrategy: (times) => Math.min(times * 200, 1000) });
+    redis.on('error', () => {}); // each command reports its own failure
+    for (const script of scripts) redis.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
   } catch (error) {
-    answer = { id, error: error && error.message ? error.message : String(error) };
+    openError = error;
   }
-  port.postMessage(answer);
-  Atomics.add(state, 0, 1);
-  Atomics.notify(state, 0);
+  async function run(batch) {
+    if (openError) throw openError;
+    if (batch.kind === 'quit') return redis.quit();
+    if (batch.kind === 'pipeline') return replies(await redis.pipeline(batch.commands).exec());
+    if (batch.kind === 'multi') return replies(await redis.multi(batch.commands).exec());
+    for (;;) {
+      await redis.watch(batch.absentKey);
+      if ((await redis.exists(batch.absentKey)) === 1) {
+        await redis.unwatch();
+        return { exists: true };
+      }
+      const results = await redis.multi(batch.commands).exec();
+      if (results) return replies(results); // null: the key appeared meanwhile; look again
+    }
+  }
+  port.on('message', async ({ id, batch }) => {
+    let answer;
+    try {
+      answer = { id, result: await run(batch) };
+    } catch (error) {
+      answer = { id, error: error && error.message ? error.message : String(error) };
+    }
+    port.postMessage(answer);
+    Atomics.add(state, 0, 1);
+    Atomics.notify(state, 0);
+    if (batch.kind === 'quit') port.close();
+  });
 });
 `;
+
+/** The process's Redis thread, and why it stopped if it did. */
+interface RedisThread {
+  worker: Worker;
+  failure: Error | undefined;
+}
+
+let thread: RedisThread | undefined;
+
+/**
+ * The thread every client of this process shares, started on first use (a
+ * thread costs 100-200 ms of CPU to start: a V8 isolate, then ioredis's
+ * modules). It stays for later clients; it never keeps the process alive. One
+ * that failed is replaced for the clients opened after it.
+ */
+function redisThread(): RedisThread {
+  if (thread && !thread.failure) return thread;
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ioredisPath: createRequire(import.meta.url).resolve('ioredis') } });
+  const started: RedisThread = { worker, failure: undefined };
+  worker.on('error', (error) => (started.failure = error));
+  worker.on('exit', (code) => (started.failure ??= new Error(`the Redis worker thread exited (${code})`)));
+  worker.unref();
+  thread = started;
+  return started;
+}
 
 /**
  * A Redis connection with a synchronous API, for the synchronous RunStore
  * interface: ioredis runs in a worker thread and the caller blocks (Atomics.wait)
- * until the worker posts the reply, like better-sqlite3 blocks on the disk.
+ * until the thread posts the reply, like better-sqlite3 blocks on the disk.
  */
 export class RedisSyncClient {
-  private readonly worker: Worker;
+  private readonly thread: RedisThread;
   private readonly port: MessagePort;
   private readonly state = new Int32Array(new SharedArrayBuffer(4));
   private readonly timeoutMs: number;
   private nextId = 0;
   private closed = false;
-  /** Why the worker stopped, when it did (reported by the next call). */
-  private failure: Error | undefined;
 
   constructor(readonly url: string, options: RedisSyncClientOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    const ioredisPath = createRequire(import.meta.url).resolve('ioredis');
-    // A command waits through this many reconnects (200 ms, 400 ms, … then 1 s apart), so the worker gives up before the caller does.
+    // A command waits through this many reconnects (200 ms, 400 ms, … then 1 s apart), so the thread gives up before the caller does.
     const maxRetriesPerRequest = Math.max(1, Math.floor(this.timeoutMs / 1500));
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { port: port2, state: this.state, url, scripts: options.scripts ?? [], ioredisPath, maxRetriesPerRequest },
-      transferList: [port2],
-    });
-    this.worker.on('error', (error) => (this.failure = error));
-    this.worker.on('exit', (code) => (this.failure ??= new Error(`the Redis worker thread exited (${code})`)));
-    this.worker.unref();
+    this.thread = redisThread();
+    this.thread.worker.postMessage({ port: port2, state: this.state, url, scripts: options.scripts ?? [], maxRetriesPerRequest }, [port2]);
     this.port.unref();
   }
 
@@ -118,23 +146,23 @@ export class RedisSyncClient {
     return valuesOf(this.exec({ kind: 'pipeline', commands: [[name, ...args]] }), this.url)[0];
   }
 
-  /** Ends the connection (QUIT) and the worker. */
+  /** Ends the connection (QUIT); the thread stays for the process's other clients. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     try {
       this.roundTrip({ kind: 'quit' }, 5_000);
     } catch {
-      // the worker goes anyway
+      // the connection goes anyway
     } finally {
       this.port.close();
-      void this.worker.terminate();
     }
   }
 
   private roundTrip(batch: RedisBatch | { kind: 'quit' }, timeoutMs = this.timeoutMs): unknown {
     if (this.closed && batch.kind !== 'quit') throw new RunnerError('internal', 'the Redis run store is closed');
-    if (this.failure) throw new RunnerError('storage', `run store ${redactUrl(this.url)}: ${this.failure.message}`, { cause: this.failure });
+    const failure = this.thread.failure;
+    if (failure) throw new RunnerError('storage', `run store ${redactUrl(this.url)}: ${failure.message}`, { cause: failure });
     const id = this.nextId++;
     this.port.postMessage({ id, batch });
     const deadline = performance.now() + timeoutMs;

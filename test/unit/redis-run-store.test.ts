@@ -180,6 +180,29 @@ describe('RedisRunStore', () => {
     }
   });
 
+  it('keeps each client its own connection on the one thread they share: closing one leaves the others working', () => {
+    const first = new RedisSyncClient(server.url);
+    const second = new RedisSyncClient(server.url);
+    try {
+      first.call('set', 'runner-test:shared', 'one');
+      second.call('client', 'setname', 'second');
+      expect(first.call('client', 'getname')).toBeNull(); // not the same connection
+      first.close();
+      expect(() => first.call('ping')).toThrow(/closed/);
+      expect(second.call('get', 'runner-test:shared')).toBe('one');
+      const third = new RedisSyncClient(server.url);
+      try {
+        expect(third.call('ping')).toBe('PONG');
+      } finally {
+        third.close();
+      }
+      expect(second.call('client', 'getname')).toBe('second');
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
   it('fails with a storage error, not a hang, when Redis cannot be reached', () => {
     expect(() => openRedisRunStore('redis://127.0.0.1:1', { artifacts: tempArtifacts(), timeoutMs: 1_500 })).toThrow(
       expect.objectContaining({ code: 'storage' }),
