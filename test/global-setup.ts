@@ -66,9 +66,9 @@ async function buildSnapshot(fixture: FixtureSnapshot, dir: string, blob: string
     await build({
       input: join(repoRoot, 'test', 'apps', `${fixture.name}-snapshot.js`),
       platform: 'node',
-      // What the demo apps load on first use stays outside: sharp (a native addon), exceljs, and
+      // What the demo apps load on first use stays outside, where it must: sharp (a native addon) and
       // their HTTP serving, whose node:http cannot be loaded while a snapshot is built.
-      external: [/^node:/, 'sharp', /^exceljs(\/|$)/, /\/serve-http\.js$/],
+      external: [/^node:/, 'sharp', /\/serve-http\.js$/],
       output: {
         file: script,
         format: 'cjs',
