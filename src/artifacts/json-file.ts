@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { writeSync } from 'node:fs';
 import { writeFileAtomic } from './atomic-file.js';
+import { writeText } from './text-chunks.js';
 import { containsLargeString, isWellFormed, LARGE_STRING_CHARS, sliceText } from './large-strings.js';
 
 /**
@@ -69,17 +69,4 @@ function countOccurrences(text: string, part: string): number {
   let count = 0;
   for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + part.length)) count++;
   return count;
-}
-
-/**
- * Writes all of `text` as UTF-8. A string goes to writeSync as it is (Node
- * encodes it into memory it frees at once, where a Buffer would wait for the
- * GC); should the file take less than all of it, the rest goes as bytes.
- */
-function writeText(fd: number, text: string): void {
-  const written = writeSync(fd, text);
-  const size = Buffer.byteLength(text, 'utf8');
-  if (written >= size) return;
-  const bytes = Buffer.from(text, 'utf8');
-  for (let offset = written; offset < size; ) offset += writeSync(fd, bytes, offset);
 }

@@ -9,10 +9,10 @@ import { countItems, formatSpan, shortText, statusKey, statusText, stepMs } from
  * each step to the steps that need it: solid for `needs:`, dashed for a step
  * read in an expression (an implicit need).
  */
-export function renderGraph(steps: readonly StepRecord[], anchors: ReadonlyMap<string, string>): string {
+export function* renderGraph(steps: readonly StepRecord[], anchors: ReadonlyMap<string, string>): Generator<string, void> {
   const layout = layoutGraph(steps.map((step) => ({ id: step.id, needs: step.needs ?? [], height: step.items ? FOREACH_NODE_HEIGHT : NODE_HEIGHT })));
   const byId = new Map(steps.map((step) => [step.id, step]));
-  const parts: string[] = [
+  yield* [
     `<svg class="graph" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="group" aria-label="step graph of ${steps.length} step${steps.length === 1 ? '' : 's'}">`,
     '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" class="arrowhead"/></marker></defs>',
     '<g class="edges">',
@@ -23,15 +23,14 @@ export function renderGraph(steps: readonly StepRecord[], anchors: ReadonlyMap<s
     const declared = byId.get(edge.to)?.declaredNeeds;
     const implicit = declared !== undefined && !declared.includes(edge.from);
     const title = implicit ? `${edge.to} reads steps.${edge.from} (an implicit need)` : `${edge.to} needs ${edge.from}`;
-    parts.push(`<path d="${d}"${implicit ? ' class="implicit"' : ''} marker-end="url(#arrow)"><title>${escapeHtml(title)}</title></path>`);
+    yield `<path d="${d}"${implicit ? ' class="implicit"' : ''} marker-end="url(#arrow)"><title>${escapeHtml(title)}</title></path>`;
   }
-  parts.push('</g><g class="nodes">');
+  yield '</g><g class="nodes">';
   for (const node of layout.nodes) {
     const step = byId.get(node.id)!;
-    parts.push(renderNode(step, node.x, node.y, node.height, anchors.get(step.id) ?? ''));
+    yield renderNode(step, node.x, node.y, node.height, anchors.get(step.id) ?? '');
   }
-  parts.push('</g></svg>');
-  return parts.join('');
+  yield '</g></svg>';
 }
 
 function renderNode(step: StepRecord, x: number, y: number, height: number, anchor: string): string {

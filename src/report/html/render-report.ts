@@ -17,14 +17,24 @@ const LEGEND = ['succeeded', 'failed', 'denied', 'skipped', 'cancelled', 'runnin
 /**
  * report.html of a run: one self-contained page (no script, no request) with
  * the step graph, a timeline, every step's details, the apps, inputs,
- * trigger, logs and saved files. Built as one string; every text escaped.
+ * trigger, logs and saved files, every text escaped.
  */
 export function renderReport(data: ReportData): string {
+  return [...renderReportChunks(data)].join('');
+}
+
+/**
+ * The page of renderReport in order, as small strings made as they are asked
+ * for (a graph node, a timeline row, a step's section): what writeRunReport
+ * streams into the file, so that each piece is garbage as soon as it is
+ * written and none outlives V8's young generation.
+ */
+export function* renderReportChunks(data: ReportData): Generator<string, void> {
   const { record } = data;
   // Anchors by position: a step id is never put into an id attribute or a URL fragment.
   const anchors = new Map(record.steps.map((step, index) => [step.id, `s-${index}`]));
   const title = `${record.workflow} ${record.id}: ${record.status}`;
-  return [
+  yield [
     '<!doctype html><html lang="en"><head><meta charset="utf-8">',
     `<meta http-equiv="Content-Security-Policy" content="${CSP}">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -37,17 +47,19 @@ export function renderReport(data: ReportData): string {
     `<ul class="legend" aria-label="status colours">${LEGEND.map((status) => `<li>${statusBadge(status)}</li>`).join('')}</ul>`,
     '<p class="muted">An arrow points from a step to the steps that need it: solid for <code>needs:</code>, dashed for a step read in an expression (<code>steps.&lt;id&gt;</code>). Each box links to the step\'s details.</p>',
     record.steps.some((step) => step.needs !== undefined) ? '' : '<p class="muted">This run was recorded before runner kept each step\'s needs: the graph shows no arrows.</p>',
-    `<div class="graph-box">${renderGraph(record.steps, anchors)}</div></section>`,
-    '<section id="timeline" aria-labelledby="timeline-h"><h2 id="timeline-h">Timeline</h2>',
-    '<p class="muted">Each bar is one attempt, placed by when it ran; a faint bar is the whole step, waiting included. Hover a bar for its duration and error.</p>',
-    renderTimeline(record, anchors),
-    '</section>',
-    `<section id="steps" aria-labelledby="steps-h"><h2 id="steps-h">Steps</h2>${renderSteps(data, anchors)}</section>`,
-    renderApps(record, data),
-    renderInputs(record),
-    renderFilesAndLogs(record, data),
-    '</main></body></html>\n',
+    '<div class="graph-box">',
   ].join('');
+  yield* renderGraph(record.steps, anchors);
+  yield '</div></section><section id="timeline" aria-labelledby="timeline-h"><h2 id="timeline-h">Timeline</h2>';
+  yield '<p class="muted">Each bar is one attempt, placed by when it ran; a faint bar is the whole step, waiting included. Hover a bar for its duration and error.</p>';
+  yield* renderTimeline(record, anchors);
+  yield '</section><section id="steps" aria-labelledby="steps-h"><h2 id="steps-h">Steps</h2>';
+  yield* renderSteps(data, anchors);
+  yield '</section>';
+  yield renderApps(record, data);
+  yield renderInputs(record);
+  yield renderFilesAndLogs(record, data);
+  yield '</main></body></html>\n';
 }
 
 function renderSummary(record: RunRecord, generatedAt: string): string {

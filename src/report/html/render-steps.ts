@@ -10,8 +10,8 @@ import { renderValue } from './render-value.js';
 const LISTED_ITEMS = 1_000;
 
 /** One section per step: what it called, how the policy decided, each attempt, its values and files. */
-export function renderSteps(data: ReportData, anchors: ReadonlyMap<string, string>): string {
-  return data.record.steps.map((step) => renderStep(step, data, anchors)).join('');
+export function* renderSteps(data: ReportData, anchors: ReadonlyMap<string, string>): Generator<string, void> {
+  for (const step of data.record.steps) yield renderStep(step, data, anchors);
 }
 
 function renderStep(step: StepRecord, data: ReportData, anchors: ReadonlyMap<string, string>): string {

@@ -10,7 +10,7 @@ const TIMELINE_ITEMS = 50;
  * bar placed by time, with its duration and error in its tooltip and the
  * row's status and duration in words.
  */
-export function renderTimeline(record: RunRecord, anchors: ReadonlyMap<string, string>): string {
+export function* renderTimeline(record: RunRecord, anchors: ReadonlyMap<string, string>): Generator<string, void> {
   const startMs = Date.parse(record.startedAt);
   // A loop, not Math.max(...ends): 10,000 items' attempts are too many arguments.
   let endMs = startMs + 1;
@@ -44,34 +44,30 @@ export function renderTimeline(record: RunRecord, anchors: ReadonlyMap<string, s
       })
       .join('');
 
-  const rows: string[] = [];
+  yield `<div class="tl-axis" aria-hidden="true"><span>0</span><span>${escapeHtml(formatSpan(endMs - startMs))}</span></div><ol class="timeline">`;
   for (const step of record.steps) {
     const anchor = anchors.get(step.id) ?? '';
     const took = formatSpan(stepMs(step));
     const tries = step.history.length > 0 ? `, ${step.history.length} attempt${step.history.length === 1 ? '' : 's'}` : '';
     const span = bar(step.startedAt, step.endedAt ?? record.endedAt, step.status, `${step.id}: ${step.status}, ${took}`, ' tl-span');
-    rows.push(
+    yield (
       `<li class="tl-row"><span class="tl-label"><a href="#${anchor}">${shortText(step.id, 40)}</a> <span class="tl-meta">${escapeHtml(statusText(step.status))} · ${escapeHtml(took)}${escapeHtml(tries)}</span></span>` +
-        `<span class="tl-track">${span}${step.items ? '' : attemptBars(step.history, step.status)}</span></li>`,
+      `<span class="tl-track">${span}${step.items ? '' : attemptBars(step.history, step.status)}</span></li>`
     );
     for (const item of (step.items ?? []).slice(0, TIMELINE_ITEMS)) {
       const first = item.history[0]?.startedAt ?? null;
       const last = item.history[item.history.length - 1]?.endedAt ?? null;
       const itemTook = formatSpan(spanMs(first, last));
-      rows.push(
+      yield (
         `<li class="tl-row tl-item"><span class="tl-label">item ${item.index} <span class="tl-meta">${escapeHtml(statusText(item.status))} · ${escapeHtml(itemTook)}${item.history.length > 1 ? `, ${item.history.length} attempts` : ''}</span></span>` +
-          `<span class="tl-track">${attemptBars(item.history, item.status)}</span></li>`,
+        `<span class="tl-track">${attemptBars(item.history, item.status)}</span></li>`
       );
     }
     if (step.items && step.items.length > TIMELINE_ITEMS) {
-      rows.push(`<li class="tl-row tl-item tl-more"><span class="tl-label"><a href="#${anchor}">${step.items.length - TIMELINE_ITEMS} more items</a></span><span class="tl-track"></span></li>`);
+      yield `<li class="tl-row tl-item tl-more"><span class="tl-label"><a href="#${anchor}">${step.items.length - TIMELINE_ITEMS} more items</a></span><span class="tl-track"></span></li>`;
     }
   }
-  const total = formatSpan(endMs - startMs);
-  return (
-    `<div class="tl-axis" aria-hidden="true"><span>0</span><span>${escapeHtml(total)}</span></div>` +
-    `<ol class="timeline">${rows.join('')}</ol>`
-  );
+  yield '</ol>';
 }
 
 function allAttempts(step: StepRecord): AttemptRecord[] {
