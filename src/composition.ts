@@ -1,3 +1,4 @@
+import { connectInProcess, type ConnectTransport, type InProcessApps } from './apps/connection.js';
 import { AppRegistry } from './apps/registry.js';
 import { systemClock, type Clock } from './clock.js';
 import type { RunnerConfig } from './config/types.js';
@@ -14,6 +15,7 @@ import type { RunStore } from './store/run-store.js';
  */
 export class Composition implements AsyncDisposable {
   readonly clock: Clock;
+  private readonly connectApp: ConnectTransport | undefined;
   private registry: { apps: AppRegistry; logDir: string | undefined } | undefined;
   private limitsPromise: Promise<Limits> | undefined;
   private storePromise: Promise<RunStore> | undefined;
@@ -21,15 +23,16 @@ export class Composition implements AsyncDisposable {
 
   constructor(
     readonly config: RunnerConfig,
-    options: { clock?: Clock } = {},
+    options: { clock?: Clock; /** Apps served in this process (CliIO.inProcessApps). */ inProcessApps?: InProcessApps } = {},
   ) {
     this.clock = options.clock ?? systemClock;
+    this.connectApp = connectInProcess(options.inProcessApps);
   }
 
   /** The app registry; `logDir` (where each app's stderr goes) is fixed by the first call. */
   apps(logDir?: string): AppRegistry {
     this.assertOpen();
-    if (!this.registry) this.registry = { apps: new AppRegistry({ config: this.config, logDir, clock: this.clock }), logDir };
+    if (!this.registry) this.registry = { apps: new AppRegistry({ config: this.config, logDir, clock: this.clock, connectTransport: this.connectApp }), logDir };
     else if (logDir !== undefined && logDir !== this.registry.logDir) {
       throw new Error(`the app registry was opened with log folder ${this.registry.logDir ?? '(none)'}, not ${logDir}`);
     }

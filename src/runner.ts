@@ -1,6 +1,7 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { EarlyApps } from './apps/app-process.js';
 import type { AppRegistry } from './apps/registry.js';
+import { connectInProcess, type InProcessApps } from './apps/connection.js';
 import { appsCalledBy } from './builtins/catalog.js';
 import { createRunId } from './artifacts/run-id.js';
 import type { RunRecord } from './artifacts/run-record.js';
@@ -23,6 +24,8 @@ export interface RunnerContext {
   env: NodeJS.ProcessEnv;
   configPath?: string;
   clock?: Clock;
+  /** Apps served in this process (CliIO.inProcessApps), never started. */
+  inProcessApps?: InProcessApps;
 }
 
 export interface RunOnceOptions extends RunnerContext {
@@ -80,11 +83,12 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   // Starting an app is most of a short run: their processes start now, before the SDK is even loaded, and
   // boot while it loads, the store opens and the run is set up; connecting to them follows once it has.
   const called = appsCalledBy(workflow.steps);
-  const early = EarlyApps.start(config, called);
+  const served = options.inProcessApps;
+  const early = EarlyApps.start(config, served ? called.filter((name) => !(config.apps[name] && served.serves(config.apps[name]))) : called);
   let apps: AppRegistry;
   try {
     const { AppRegistry } = await import('./apps/registry.js');
-    apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs'), early });
+    apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs'), early, connectTransport: connectInProcess(options.inProcessApps) });
   } catch (error) {
     early.discard();
     throw error;

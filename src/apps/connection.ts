@@ -38,6 +38,22 @@ export interface AppInfo {
   server: { name: string; version: string } | undefined;
 }
 
+/** Serves an app in this process: its client-side transport, or undefined to start or dial the app as configured. */
+export type ConnectTransport = (app: AppConfig) => Transport | undefined;
+
+/** Apps served in the runner's own process instead of started or dialed (tests, programs that embed the CLI). */
+export interface InProcessApps {
+  /** Whether `app` is one of them: it is then never started ahead of its first connection. */
+  serves(app: AppConfig): boolean;
+  /** The client side of a new connection to `app` (one it serves). */
+  connect(app: AppConfig): Transport;
+}
+
+/** The ConnectTransport of `apps`: undefined for an app it does not serve. */
+export function connectInProcess(apps: InProcessApps | undefined): ConnectTransport | undefined {
+  return apps && ((app) => (apps.serves(app) ? apps.connect(app) : undefined));
+}
+
 export interface AppConnectionOptions {
   app: AppConfig;
   /** Absolute artifacts folder: sent as RUNNER_ARTIFACTS to stdio apps. */
@@ -50,9 +66,10 @@ export interface AppConnectionOptions {
   secretEntries?: readonly SecretEntry[];
   /**
    * Makes the transport instead of spawning or dialing the app: for in-process
-   * servers (tests, embedding). Stdio and HTTP apps never need it.
+   * servers (tests, embedding). Returning undefined starts or dials the app as
+   * configured. Stdio and HTTP apps never need it.
    */
-  connectTransport?: (app: AppConfig) => Transport;
+  connectTransport?: ConnectTransport;
   /** The stdio app's process, spawned already (EarlyApps): the first transport adopts it. */
   early?: EarlyAppProcess;
   /** Handshake timeout. @default 30000 */

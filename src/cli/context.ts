@@ -12,5 +12,5 @@ import { reportWarnings } from './report-error.js';
 export async function openCommandContext(options: GlobalOptions, io: CliIO, { warn = true }: { warn?: boolean } = {}): Promise<Composition> {
   const config = await loadConfig({ configPath: options.config, cwd: io.cwd, env: io.env });
   if (warn) reportWarnings(config.warnings, io.stderr);
-  return new Composition(config);
+  return new Composition(config, { inProcessApps: io.inProcessApps });
 }

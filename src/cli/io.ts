@@ -1,3 +1,4 @@
+import type { InProcessApps } from '../apps/connection.js';
 import { Console } from 'node:console';
 import type { Readable, Writable } from 'node:stream';
 
@@ -10,6 +11,8 @@ export interface CliIO {
   stderrIsTTY: boolean;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Apps served in this process instead of started or dialed (tests, programs that embed the CLI); the others start as configured. */
+  inProcessApps?: InProcessApps;
 }
 
 /** The real process's IO; a stream whose reader has gone away turns its writes into no-ops. */

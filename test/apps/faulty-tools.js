@@ -22,8 +22,8 @@ const NAME_REQUEST = {
   required: ['name'],
 };
 
-// Calls of `concurrent` in flight in this process.
-let inFlight = 0;
+/** Calls of `concurrent` in flight in this process; a server in a test's process counts its own (`options.inFlight`). */
+const processInFlight = { count: 0 };
 
 const object = (properties = {}, required = []) => ({ type: 'object', properties, required, additionalProperties: false });
 const DELAY = { type: 'integer', minimum: 0, description: 'Milliseconds to wait first' };
@@ -45,7 +45,14 @@ async function hold({ delayMs = 0, gate }, signal) {
  * The tool table: name → { description, annotations?, input (JSON Schema), run(args, ctx) }.
  * `options` holds the parsed flags: counterFile and stateDir are where side effects land.
  */
-function defineTools({ counterFile, stateDir }) {
+function defineTools({ counterFile, stateDir, exit: exitServer, inFlight = processInFlight }) {
+  // What a crash does: the process exits (never returning); a server in a test's own process
+  // (test/helpers/faulty-in-memory.ts) closes its connection instead and never answers.
+  const exit = () => {
+    if (!exitServer) process.exit(1);
+    exitServer();
+    return new Promise(() => {});
+  };
   const append = (line) => {
     if (!counterFile) throw new Error('this tool needs --counter FILE');
     appendFileSync(counterFile, `${line}\n`);
@@ -56,12 +63,12 @@ function defineTools({ counterFile, stateDir }) {
       annotations: READ_ONLY,
       input: object({ delayMs: DELAY, gate: GATE }),
       run: async ({ delayMs = 50, gate }, ctx) => {
-        inFlight++;
-        append(`start ${Date.now()} ${inFlight}`);
+        inFlight.count++;
+        append(`start ${Date.now()} ${inFlight.count}`);
         try {
           await hold({ delayMs, gate }, ctx.mcpReq.signal);
         } finally {
-          inFlight--;
+          inFlight.count--;
         }
         return text('done');
       },
@@ -105,7 +112,7 @@ function defineTools({ counterFile, stateDir }) {
       run: async ({ delayMs = 0, afterSideEffect = false }) => {
         if (afterSideEffect) append('crash');
         if (delayMs > 0) await sleep(delayMs);
-        process.exit(1);
+        return exit();
       },
     },
     crash_once: {
@@ -118,7 +125,7 @@ function defineTools({ counterFile, stateDir }) {
         if (existsSync(marker)) return jsonResult({ recovered: true });
         mkdirSync(stateDir, { recursive: true });
         writeFileSync(marker, `${process.pid}\n`);
-        process.exit(1);
+        return exit();
       },
     },
     hang: {
@@ -239,6 +246,9 @@ function defineTools({ counterFile, stateDir }) {
  * server: McpServer turns every error a registered tool throws into an
  * `isError` result, and `rpc_error` must reach the client as a JSON-RPC error.
  * Arguments are not validated here; clients check them against `inputSchema`.
+ * `options` are parseFaultyFlags's, and for a server in a test's own process:
+ * `exit`, what `crash` and `crash_once` do instead of exiting the process, and
+ * `inFlight` (`{ count: 0 }`), where `concurrent` counts the app's calls.
  */
 export function createFaultyServer(options) {
   const server = new McpServer({ name: options.name, version: '1.0.0' }, { capabilities: { tools: {} } });

@@ -25,9 +25,14 @@ export interface FaultyOptions {
   cliArgs?: string[];
   /** Workflow-level YAML before `steps:`. */
   workflowYaml?: string;
+  /** Start the app as a process, as a user's runner would, instead of serving it in this process (faultyInMemory). */
+  process?: boolean;
 }
 
-/** Runs a one-off workflow against the faulty app through the CLI, in this process (the app is a real process). */
+/**
+ * Runs a one-off workflow against the faulty app through the CLI, in this process; the app is
+ * served in this process too (faultyInMemory) unless `process` is set or its flags ask for a process.
+ */
 export async function runFaulty(steps: string, options: FaultyOptions = {}): Promise<FaultyRun> {
   const ws = createWorkspace('');
   const counter = join(ws.dir, 'counter.txt');
@@ -37,7 +42,10 @@ export async function runFaulty(steps: string, options: FaultyOptions = {}): Pro
     `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(args)}\n${options.appYaml ?? ''}${options.configYaml ?? ''}`,
   );
   const workflow = ws.write('wf.yaml', `name: wf\n${options.workflowYaml ?? ''}steps:\n${steps}`);
-  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json', ...(options.cliArgs ?? [])], { cwd: ws.dir });
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json', ...(options.cliArgs ?? [])], {
+    cwd: ws.dir,
+    apps: options.process ? 'process' : undefined,
+  });
   let record: any = null;
   try {
     record = JSON.parse(result.stdout);

@@ -2,6 +2,8 @@ import { Readable } from 'node:stream';
 // The built CLI, as `node dist/cli/main.js` runs it: its worker threads (runner.transform) and
 // the orphan reaper are started from files next to it, which the TypeScript sources do not have.
 import { runCli as runProgram } from '../../dist/cli/program.js';
+import type { InProcessApps } from '../../dist/apps/connection.js';
+import { faultyInMemory } from './faulty-in-memory.js';
 import type { CliResult } from './workspace.js';
 
 // The CLI without a process: `runCli(argv, io)` from src/cli/program.ts with stdout and stderr
@@ -14,7 +16,17 @@ import type { CliResult } from './workspace.js';
 /** Runs `runner ARGS` in this process to completion, as `runCli` in workspace.ts runs it in a child. */
 export async function runInProcess(
   args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; /** Sees stderr as it is written, all of it so far. */ onStderr?: (stderr: string) => void },
+  options: {
+    cwd: string;
+    env?: NodeJS.ProcessEnv;
+    /** Sees stderr as it is written, all of it so far. */
+    onStderr?: (stderr: string) => void;
+    /**
+     * How apps are reached: by default the faulty app is served in this process (faultyInMemory) and
+     * every other app starts as configured; `'process'` starts every app as configured.
+     */
+    apps?: 'process' | InProcessApps;
+  },
 ): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
@@ -28,6 +40,7 @@ export async function runInProcess(
     stderrIsTTY: false,
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
+    inProcessApps: options.apps === 'process' ? undefined : (options.apps ?? faultyInMemory()),
   });
   return { code, signal: null, stdout, stderr };
 }

@@ -14,7 +14,8 @@ function workspace(appFlags: string[], appYaml = '') {
   ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify([...faultyArgs, ...appFlags])}\n${appYaml}`);
   const run = async (steps: string) => {
     const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
-    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+    // Bounds hold on the wire and in the app's process: the app starts as configured.
+    const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, apps: 'process' });
     return { ...result, record: JSON.parse(result.stdout) };
   };
   return { ws, run };

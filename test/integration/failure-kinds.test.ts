@@ -18,7 +18,8 @@ function faultyWorkspace(steps: string, appFlags: string[] = []): { ws: Workspac
 
 async function runWorkflow(steps: string, appFlags: string[] = []) {
   const { ws, workflow, counter } = faultyWorkspace(steps, appFlags);
-  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+  // Provoked for real: the app is a process (a crash is its exit, a timeout leaves it running).
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, apps: 'process' });
   // When the runner printed no record, say what it did print (a rare empty stdout was seen once in CI).
   if (!result.stdout.trim()) throw new Error(`no run record on stdout (exit ${result.code}, signal ${result.signal}); stderr:\n${result.stderr}`);
   const record = JSON.parse(result.stdout);

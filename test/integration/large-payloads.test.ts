@@ -17,7 +17,7 @@ function expectedBytes(bytes: number): Buffer {
 describe('a large binary result over stdio', () => {
   it('is saved byte for byte, referenced from result.json, and nothing is left in the spool', async () => {
     const bytes = 12_000_000;
-    const run = await runFaulty(`  - id: picture\n    uses: faulty.bigImage\n    with: { bytes: ${bytes} }\n`);
+    const run = await runFaulty(`  - id: picture\n    uses: faulty.bigImage\n    with: { bytes: ${bytes} }\n`, { process: true });
     const step = run.step('picture');
     expect(step.status).toBe('succeeded');
     const file = step.files.find((path: string) => path.endsWith('image-0.png'));
@@ -33,7 +33,7 @@ describe('a large binary result over stdio', () => {
   });
 
   it('over max-result fails naming the limit, and leaves no partial file in the spool', async () => {
-    const run = await runFaulty('  - id: picture\n    uses: faulty.bigImage\n    with: { bytes: 12000000 }\n', { appYaml: '    max-result: 8MiB\n' });
+    const run = await runFaulty('  - id: picture\n    uses: faulty.bigImage\n    with: { bytes: 12000000 }\n', { appYaml: '    max-result: 8MiB\n', process: true });
     const step = run.step('picture');
     expect(step.status).toBe('failed');
     expect(step.error.message).toContain('larger than its max-result of 8MiB');

@@ -92,6 +92,7 @@ describe.concurrent('the executor through the CLI', () => {
     it('restarts an app that died for the next step that needs it', async ({ expect }) => {
       const run = await runFaulty(
         '  - id: boom\n    uses: faulty.crash\n    continue-on-error: true\n  - id: after\n    uses: faulty.echo\n    needs: [boom]\n    with: { text: alive }\n',
+        { process: true },
       );
       expect(run.step('boom').error.kind).toBe('transport');
       expect(run.step('after')).toMatchObject({ status: 'succeeded', text: 'alive' });

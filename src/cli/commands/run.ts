@@ -27,7 +27,7 @@ export interface RunCommandOptions extends GlobalOptions {
 /** `runner run WORKFLOW`: returns the exit code. */
 export async function runCommand(workflowPath: string, options: RunCommandOptions, io: CliIO): Promise<number> {
   const interactive = io.stderrIsTTY && Boolean(io.stdin.isTTY);
-  const base = { cwd: io.cwd, env: io.env, configPath: options.config, workflowPath, inputPairs: options.input, inputsFile: options.inputs };
+  const base = { cwd: io.cwd, env: io.env, inProcessApps: io.inProcessApps, configPath: options.config, workflowPath, inputPairs: options.input, inputsFile: options.inputs };
   const policy: PolicyOverrides = { yes: Boolean(options.yes), allow: options.allow };
 
   if (options.dryRun) {
@@ -40,7 +40,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       import('../../report/plan.js'),
       import('../../scheduler/plan.js'),
     ]);
-    const context = new Composition(config);
+    const context = new Composition(config, { inProcessApps: io.inProcessApps });
     try {
       const plan = await planRun(workflow, config, context.apps(), policy, { interactive });
       // The tools are listed already: what the run would say of runner.lock costs no round trip.
