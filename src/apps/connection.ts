@@ -38,20 +38,26 @@ export interface AppInfo {
   server: { name: string; version: string } | undefined;
 }
 
+/** Where a served app works: what a started one learns from RUNNER_ARTIFACTS. */
+export interface InProcessContext {
+  /** The absolute artifacts folder. */
+  artifacts: string;
+}
+
 /** Serves an app in this process: its client-side transport, or undefined to start or dial the app as configured. */
-export type ConnectTransport = (app: AppConfig) => Transport | undefined;
+export type ConnectTransport = (app: AppConfig, context: InProcessContext) => Transport | undefined;
 
 /** Apps served in the runner's own process instead of started or dialed (tests, programs that embed the CLI). */
 export interface InProcessApps {
   /** Whether `app` is one of them: it is then never started ahead of its first connection. */
   serves(app: AppConfig): boolean;
   /** The client side of a new connection to `app` (one it serves). */
-  connect(app: AppConfig): Transport;
+  connect(app: AppConfig, context: InProcessContext): Transport;
 }
 
 /** The ConnectTransport of `apps`: undefined for an app it does not serve. */
 export function connectInProcess(apps: InProcessApps | undefined): ConnectTransport | undefined {
-  return apps && ((app) => (apps.serves(app) ? apps.connect(app) : undefined));
+  return apps && ((app, context) => (apps.serves(app) ? apps.connect(app, context) : undefined));
 }
 
 export interface AppConnectionOptions {
@@ -319,7 +325,7 @@ export class AppConnection {
     this.client.onerror = (error) => {
       if (error instanceof MessageTooLargeError) this.oversize = error;
     };
-    this.transport = this.options.connectTransport?.(app) ?? this.createTransport();
+    this.transport = this.options.connectTransport?.(app, { artifacts: this.options.artifacts }) ?? this.createTransport();
     this.elicitation.tapSend(this.transport);
     this.initializeSent = watchForInitialize(this.transport);
     // The SDK's probe does not stop on the signal; closing the transport (the child process) does, so a runner

@@ -20,8 +20,8 @@ function workspace() {
   const connected: string[] = [];
   const apps: InProcessApps = {
     serves: (app) => app.transport === 'stdio' && app.args.includes(memArgs[1]!),
-    connect: () => {
-      connected.push('mem');
+    connect: (_app, { artifacts }) => {
+      connected.push(artifacts);
       const server = new McpServer({ name: 'mem', version: '1.0.0' }, { capabilities: { tools: {} } });
       server.registerTool(
         'shout',
@@ -60,7 +60,9 @@ describe('apps served in the CLI process (CliIO.inProcessApps)', () => {
     const record = JSON.parse(result.stdout);
     expect(record.steps.map((step: { text: string }) => step.text)).toEqual(['HI', 'HI']);
     expect(record.apps.mem.server).toEqual({ name: 'mem', version: '1.0.0' });
+    // Each connection learns the artifacts folder, as a started app does from RUNNER_ARTIFACTS.
     expect(connected.length).toBeGreaterThan(0);
+    expect(new Set(connected)).toEqual(new Set([ws.artifacts]));
     expect(existsSync(marker)).toBe(false);
   });
 
