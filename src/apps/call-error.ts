@@ -17,7 +17,7 @@ export interface CallErrorOptions {
   rpcCode?: number;
 }
 
-/** A failed tool call, classified where it failed (DESIGN.md §7). */
+/** A failed tool call, classified where it failed (docs/apps.md, Failures). */
 export class CallError extends Error {
   readonly kind: FailureKind;
   readonly outcome: CallOutcome;

@@ -98,7 +98,7 @@ export interface StepRecord {
   declaredNeeds?: string[];
 }
 
-/** The run record of DESIGN.md §7, written to run.json. */
+/** The run record (docs/apps.md, The run record), written to run.json. */
 export interface RunRecord {
   id: string;
   workflow: string;

@@ -3,7 +3,7 @@ import type { Diagnostic, SourceLocation } from '../errors.js';
 /** allow | ask | deny: what the policy does with a call. */
 export type PolicyAction = 'allow' | 'ask' | 'deny';
 
-/** Failure kinds of DESIGN.md §7. */
+/** Failure kinds of a step's error (docs/apps.md, Failures). */
 export type FailureKind =
   | 'tool'
   | 'protocol'
@@ -21,7 +21,7 @@ export interface Rate {
   intervalMs: number;
 }
 
-/** Retry policy, normalized (DESIGN.md §8). Durations in ms. */
+/** Retry policy, normalized (docs/apps.md, Retries). Durations in ms. */
 export interface RetryPolicy {
   /** Total attempts including the first. @default 1 */
   attempts: number;

@@ -3,7 +3,7 @@ import type { RunnerConfig } from '../config/types.js';
 import { Slots } from './slots.js';
 
 /**
- * The nested concurrency limits of DESIGN.md §8: a run's workflow queue, then
+ * The nested concurrency limits (docs/config.md, Limits): a run's workflow queue, then
  * the app's queue (with its rate), then the whole process's queue. Slots are
  * always taken in that order, so nesting cannot deadlock. One Limits object is
  * shared by every run in a process.

@@ -3,7 +3,7 @@ import { basename, dirname, extname, join, relative } from 'node:path';
 import type { ClaimFolder } from './excluded-paths.js';
 
 /**
- * `claim: move` (DESIGN.md §9). A claimed file moves, by rename (atomic on one
+ * `claim: move` (docs/triggers.md, Watch). A claimed file moves, by rename (atomic on one
  * file system), into `processing/` beside the watched folder, and after its
  * run into `done/` or `failed/` next to `processing/`:
  * `artifacts/inbox/a.png` → `artifacts/processing/a.png` → `artifacts/done/a.png`.

@@ -28,7 +28,7 @@ async function runWorkflow(steps: string, appFlags: string[] = []) {
   return { result, record, step, sideEffects };
 }
 
-describe('failure kinds, provoked for real (DESIGN.md §7)', () => {
+describe('failure kinds, provoked for real (docs/apps.md, Failures)', () => {
   it('tool: a result with isError', async () => {
     const { result, step } = await runWorkflow('  - id: a\n    uses: faulty.fail\n    with: { message: "disk full" }\n');
     expect(result.code).toBe(1);

@@ -9,7 +9,7 @@ const WARM_UP = '  - id: warm\n    uses: faulty.echo\n    with: { text: warm }\n
 
 // Each test runs its own workflow against its own app process, and much of each is waiting on it: they run at once.
 describe.concurrent('the executor through the CLI', () => {
-  describe('limits (DESIGN.md §8)', () => {
+  describe('limits (docs/config.md, Limits)', () => {
     it('never has more calls in flight to an app than its concurrency, measured inside the app', async ({ expect }) => {
       const run = await runFaulty('  - id: fan\n    uses: faulty.concurrent\n    foreach: ${{ inputs.n }}\n    with: { delayMs: 60 }\n', {
         appYaml: '    concurrency: 3\n',
@@ -47,7 +47,7 @@ describe.concurrent('the executor through the CLI', () => {
     });
   });
 
-  describe('retries (DESIGN.md §8)', () => {
+  describe('retries (docs/apps.md, Retries)', () => {
     it('retries an idempotent call after the app died, on a restarted app, recording each attempt', async ({ expect }) => {
       const run = await runFaulty('  - id: a\n    uses: faulty.crash_once\n    retry: { attempts: 3, delay: 20ms }\n');
       expect(run.code).toBe(0);
@@ -125,7 +125,7 @@ describe.concurrent('the executor through the CLI', () => {
     });
   });
 
-  describe('permission policy (DESIGN.md §3)', () => {
+  describe('permission policy (docs/config.md, Permission policy)', () => {
     it('rules beat lying annotations: nothing is sent', async ({ expect }) => {
       const run = await runFaulty('  - id: a\n    uses: faulty.lie_delete\n', { configYaml: 'policy:\n  rules:\n    - { match: "faulty.lie_*", action: deny }\n' });
       expect(run.code).toBe(1);
