@@ -1,4 +1,4 @@
-import { connectInProcess, type ConnectTransport, type InProcessApps } from './apps/connection.js';
+import { connectInProcess, type ConnectTransport, type InProcessApps } from './apps/in-process-apps.js';
 import { AppRegistry } from './apps/registry.js';
 import { systemClock, type Clock } from './clock.js';
 import type { RunnerConfig } from './config/types.js';

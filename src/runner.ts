@@ -1,7 +1,7 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { EarlyApps } from './apps/app-process.js';
 import type { AppRegistry } from './apps/registry.js';
-import { connectInProcess, type InProcessApps } from './apps/connection.js';
+import { connectInProcess, type InProcessApps } from './apps/in-process-apps.js';
 import { appsCalledBy } from './builtins/catalog.js';
 import { createRunId } from './artifacts/run-id.js';
 import type { RunRecord } from './artifacts/run-record.js';

@@ -13,6 +13,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import type { AppConfig, SecretEntry } from '../config/types.js';
+import type { ConnectTransport } from './in-process-apps.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { classifyAuthFailure } from '../auth/auth-errors.js';
 import { createTransportAuth } from '../auth/transport-auth.js';
@@ -36,28 +37,6 @@ export interface AppInfo {
   protocolVersion: string | undefined;
   era: 'modern' | 'legacy' | undefined;
   server: { name: string; version: string } | undefined;
-}
-
-/** Where a served app works: what a started one learns from RUNNER_ARTIFACTS. */
-export interface InProcessContext {
-  /** The absolute artifacts folder. */
-  artifacts: string;
-}
-
-/** Serves an app in this process: its client-side transport, or undefined to start or dial the app as configured. */
-export type ConnectTransport = (app: AppConfig, context: InProcessContext) => Transport | undefined;
-
-/** Apps served in the runner's own process instead of started or dialed (tests, programs that embed the CLI). */
-export interface InProcessApps {
-  /** Whether `app` is one of them: it is then never started ahead of its first connection. */
-  serves(app: AppConfig): boolean;
-  /** The client side of a new connection to `app` (one it serves). */
-  connect(app: AppConfig, context: InProcessContext): Transport;
-}
-
-/** The ConnectTransport of `apps`: undefined for an app it does not serve. */
-export function connectInProcess(apps: InProcessApps | undefined): ConnectTransport | undefined {
-  return apps && ((app, context) => (apps.serves(app) ? apps.connect(app, context) : undefined));
 }
 
 export interface AppConnectionOptions {

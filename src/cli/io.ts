@@ -1,4 +1,4 @@
-import type { InProcessApps } from '../apps/connection.js';
+import type { InProcessApps } from '../apps/in-process-apps.js';
 import { Console } from 'node:console';
 import type { Readable, Writable } from 'node:stream';
 

@@ -1,6 +1,6 @@
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import type { InProcessApps } from '../../dist/apps/connection.js';
+import type { InProcessApps } from '../../dist/apps/in-process-apps.js';
 import type { AppConfig } from '../../dist/config/types.js';
 // Plain JS modules, shared with the stdio fixture app.
 import { parseFaultyFlags } from '../apps/faulty-flags.js';

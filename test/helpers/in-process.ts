@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 // The built CLI, as `node dist/cli/main.js` runs it: its worker threads (runner.transform) and
 // the orphan reaper are started from files next to it, which the TypeScript sources do not have.
 import { runCli as runProgram } from '../../dist/cli/program.js';
-import type { InProcessApps } from '../../dist/apps/connection.js';
+import type { InProcessApps } from '../../dist/apps/in-process-apps.js';
 import { faultyInMemory } from './faulty-in-memory.js';
 import type { CliResult } from './workspace.js';
 

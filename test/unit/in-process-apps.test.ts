@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer, fromJsonSchema } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import type { InProcessApps } from '../../src/apps/connection.js';
+import type { InProcessApps } from '../../src/apps/in-process-apps.js';
 import { runCli } from '../../src/cli/program.js';
 import { createWorkspace, faultyArgs } from '../helpers/workspace.js';
 
