@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -8,6 +8,7 @@ import { layoutGraph, DAGRE_MAX_STEPS, NODE_HEIGHT } from '../../src/report/html
 import { gatherReportData, type ReportData } from '../../src/report/html/report-data.js';
 import { renderReport } from '../../src/report/html/render-report.js';
 import { makeThumbnails } from '../../src/report/html/thumbnails.js';
+import { writeRunReport } from '../../src/report/html/write-report.js';
 
 const T0 = Date.parse('2026-11-30T08:45:00.000Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -187,5 +188,24 @@ describe('report.html', () => {
     expect(html).toContain('<a href="shot/a%20b%231.png" class="thumb"><img src="data:image/png;base64,');
     expect(html).toContain('<a href="shot/fake.png">shot/fake.png</a>');
     expect(html).toContain('<a href="logs/image.log">logs/image.log</a>');
+  });
+});
+
+describe('writeRunReport', () => {
+  it('writes the page renderReport makes, and a renderer that fails is thrown as it is, leaving no file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runner-report-write-'));
+    const record = run([step('a'), step('b', { needs: ['a'], status: 'failed', error: { kind: 'tool', message: 'broke' } })], { dir });
+    const file = await writeRunReport(record);
+    expect(file).toBe(join(dir, 'report.html'));
+    const written = readFileSync(file, 'utf8');
+    const generatedAt = /runner report · written ([^<]+)</.exec(written)![1]!;
+    expect(written).toBe(renderReport({ ...(await gatherReportData(record)), generatedAt }));
+
+    // A step without its history (a record no runner writes) makes the timeline throw midway through the page.
+    const brokenDir = mkdtempSync(join(tmpdir(), 'runner-report-write-'));
+    const broken = run([step('a'), { ...step('b'), history: undefined as unknown as StepRecord['history'] }], { dir: brokenDir });
+    const failure = await writeRunReport(broken).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(TypeError);
+    expect(readdirSync(brokenDir)).toEqual([]);
   });
 });
