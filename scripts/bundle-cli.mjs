@@ -53,7 +53,20 @@ await build({
       },
     },
   ],
-  output: { dir: outDir, format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunk-[hash].cjs', sourcemap: false },
+  output: {
+    dir: outDir,
+    format: 'cjs',
+    entryFileNames: '[name].cjs',
+    chunkFileNames: 'chunk-[hash].cjs',
+    sourcemap: false,
+    // ASCII only, so that V8 holds each chunk's source as a one-byte string: one non-ASCII character
+    // anywhere (a `…` in a string, an `—` in a JSDoc comment) made the whole 2 MB chunk a two-byte
+    // string, decoded from UTF-8 and copied at twice the size. Non-ASCII characters in code become
+    // \u escapes, and comments other than licences are left out (they cannot be escaped; nothing reads them).
+    // `runner validate`: 8,870 → 7,100 page faults, about a tenth less CPU (bench/README.md).
+    charset: 'ascii',
+    comments: { legal: true, annotation: false, jsdoc: false },
+  },
   logLevel: 'warn',
 });
 

@@ -3,6 +3,8 @@
 // swaps its content), and the action buttons post with the per-start token.
 // Plain DOM, no framework; pages work without it, minus the live updates.
 
+// ASCII only (\u escapes in its strings): the CLI bundle's chunks are kept ASCII (scripts/bundle-cli.mjs),
+// and a String.raw template is the one place the bundler cannot escape.
 export const UI_SCRIPT = String.raw`
 'use strict';
 (function () {
@@ -53,7 +55,7 @@ export const UI_SCRIPT = String.raw`
     var answer = action === 'approve' || action === 'deny';
     var url = action === 'resume' ? run + '/resume' : answer ? run + '/steps/' + encodeURIComponent(button.getAttribute('data-step')) + '/' + action : '/workflows/' + encodeURIComponent(button.getAttribute('data-workflow')) + '/run';
     button.disabled = true;
-    say(action === 'resume' ? 'resuming…' : answer ? action + '…' : 'starting ' + button.getAttribute('data-workflow') + '…');
+    say(action === 'resume' ? 'resuming\u2026' : answer ? action + '\u2026' : 'starting ' + button.getAttribute('data-workflow') + '\u2026');
     try {
       var response = await fetch(url, { method: 'POST', headers: { 'x-runner-token': token || '' } });
       var body = await response.json().catch(function () { return {}; });

@@ -123,6 +123,21 @@ describe('the CLI bundle', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
   });
+
+  it('is ASCII in every chunk, so V8 holds each source as one byte a character', ({ expect }) => {
+    // One character past U+007F (a `…` in the UI's String.raw script, which the bundler cannot escape)
+    // makes V8 decode the whole chunk into a string of two bytes a character.
+    const dir = join(repoRoot, 'dist', 'cli', 'bundle');
+    const notAscii = readdirSync(dir)
+      .filter((name) => name.endsWith('.cjs'))
+      .flatMap((name) => {
+        const text = readFileSync(join(dir, name), 'utf8');
+        let at = 0;
+        while (at < text.length && text.charCodeAt(at) <= 0x7f) at++;
+        return at === text.length ? [] : [`${name}: ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 10))}`];
+      });
+    expect(notAscii).toEqual([]);
+  });
 });
 
 describe('which program the CLI loads', () => {
