@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -282,12 +282,12 @@ async function checkPage(page: { file: string; text: string }): Promise<void> {
           if (block.attrs.file !== undefined) writeInto(workspace, block.attrs.file, block.body);
           break;
         case 'js module':
-          checkModule(block);
+          await checkModule(block);
           break;
         case 'sh':
         case 'sh run': {
-          const syntax = spawnSync('bash', ['-n'], { input: block.body, encoding: 'utf8' });
-          if (syntax.status !== 0) fail(block, `bash -n: ${syntax.stderr}`);
+          const syntax = (await shellSyntax).get(idOf(block));
+          if (syntax !== undefined) fail(block, `bash -n: ${syntax}`);
           for (const problem of checkRunnerCommands(block.body, help)) fail(block, problem);
           if (block.attrs.file !== undefined) writeInto(workspace, block.attrs.file, block.body);
           if (kind === 'sh run') {
@@ -317,11 +317,11 @@ async function checkPage(page: { file: string; text: string }): Promise<void> {
 }
 
 /** A `js module` block parses as an ES module, and what it imports from 'runner' is exported. */
-function checkModule(block: DocBlock): void {
-  const file = join(makeTemp('runner-docs-js-'), 'example.mjs');
-  writeFileSync(file, block.body);
-  const syntax = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8' });
-  if (syntax.status !== 0) fail(block, `node --check: ${syntax.stderr}`);
+async function checkModule(block: DocBlock): Promise<void> {
+  const dir = makeTemp('runner-docs-js-');
+  writeFileSync(join(dir, 'example.mjs'), block.body);
+  const syntax = await execute(process.execPath, ['--check', 'example.mjs'], dir);
+  if (syntax.code !== 0) fail(block, `node --check: ${syntax.stderr}`);
   for (const match of block.body.matchAll(/import\s*\{([^}]*)\}\s*from\s*'runner'/g)) {
     for (const name of match[1]!.split(',').map((part) => part.trim().split(/\s+as\s+/)[0]!).filter(Boolean)) {
       if (!exported.has(name)) fail(block, `\`${name}\` is not exported by the runner package`);
@@ -329,11 +329,40 @@ function checkModule(block: DocBlock): void {
   }
 }
 
+/** `bash -n`'s complaint about each shell block that does not parse, by `file:line`. */
+let shellSyntax: Promise<Map<string, string>>;
+
+/**
+ * Parses every shell block with `bash -n`, all from one bash process: each child this worker
+ * starts is a fork of its memory, which grows to hundreds of MB over a suite, so one fork here
+ * instead of one per block (bash's own forks are cheap).
+ */
+async function checkShellSyntax(): Promise<Map<string, string>> {
+  const dir = makeTemp('runner-docs-sh-');
+  const shell = blocks.filter((block) => ['sh', 'sh run'].includes(kindOf(block) ?? ''));
+  const names = shell.map((block, index) => {
+    const name = `block-${index}.sh`;
+    writeFileSync(join(dir, name), block.body);
+    return name;
+  });
+  const loop = `for f in "$@"; do if ! out=$(bash -n "$f" 2>&1); then printf '%s\\0%s\\0' "$f" "$out"; fi; done`;
+  const result = await execute('bash', ['-c', loop, 'bash', ...names], dir);
+  if (result.code !== 0) throw new Error(`bash -n of the docs' shell blocks: exit ${result.code}: ${result.stderr}`);
+  const complaints = new Map<string, string>();
+  const fields = result.stdout.split('\0');
+  for (let index = 0; index + 1 < fields.length; index += 2) {
+    const block = shell[names.indexOf(fields[index]!)];
+    if (block) complaints.set(idOf(block), fields[index + 1]!);
+  }
+  return complaints;
+}
+
 beforeAll(async () => {
   childEnv = { ...process.env, PATH: `${createShims()}:${process.env.PATH ?? ''}` };
   help = await readHelp();
   exported = new Set(Object.keys(await importBuilt('index.js')));
   loadConfig = (await importBuilt('config/load.js')).loadConfig as typeof loadConfig;
+  shellSyntax = checkShellSyntax();
   // Pages run side by side, each in order; the one validation of all their workflows runs beside them.
   const [validated] = await Promise.all([validateAll(), ...docs.map((page) => checkPage(page))]);
   for (const block of blocks) for (const problem of validated.get(idOf(block)) ?? []) fail(block, problem);
