@@ -23,13 +23,25 @@ import { distDir } from './lib/dist.mjs';
 import { repoRoot } from './lib/paths.mjs';
 import { loadAverages, say } from './lib/stats.mjs';
 
-const { values } = parseArgs({
-  options: {
-    reps: { type: 'string', default: '5' },
-    only: { type: 'string', default: 'a,b,c,d,e,f,g,h,i' },
-    side: { type: 'string' },
-  },
-});
+const USAGE = 'Usage: node bench/run.mjs [--reps N] [--only a,b,c,d,e,f,g,h,i] [--side runner|raw] (bench/README.md says what each case measures)\n';
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      reps: { type: 'string', default: '5' },
+      only: { type: 'string', default: 'a,b,c,d,e,f,g,h,i' },
+      side: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }));
+} catch (error) {
+  process.stderr.write(`${error.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const reps = Number(values.reps);
 if (!Number.isInteger(reps) || reps < 1) {
   process.stderr.write(`Expected \`--reps\` to be an integer from 1 up, got \`${values.reps}\`\n`);

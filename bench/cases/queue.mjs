@@ -13,6 +13,7 @@ import { measureInterleaved } from '../lib/interleave.mjs';
 import { measureBullmqFloor } from '../lib/bullmq-floor.mjs';
 import { startRedisServer } from '../lib/redis-server.mjs';
 import { round, say } from '../lib/stats.mjs';
+import { cleanUpAtExit } from '../lib/cleanup.mjs';
 import { chainWorkflowYaml, cliPath, createWorkspace, foreachWorkflowYaml } from '../lib/workspace.mjs';
 import { connectRaw, runRawChain, runRawFanout, verdictOf } from '../raw-client.mjs';
 
@@ -123,6 +124,8 @@ async function timeRun(engine, workflow, inputs, extra = {}) {
 /** A `runner worker` process on the workspace's config; resolves once it says it is ready. */
 function startWorker(workspace) {
   const child = spawn(process.execPath, [cliPath, 'worker'], { cwd: workspace.dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const forget = cleanUpAtExit(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+  child.once('exit', forget);
   let stderr = '';
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (chunk) => {

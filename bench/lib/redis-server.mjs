@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cleanUpAtExit } from './cleanup.mjs';
 
 const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 
@@ -29,6 +30,11 @@ export async function startRedisServer({ args = ['--appendonly', 'yes', '--appen
   const dir = mkdtempSync(join(tmpdir(), 'runner-bench-redis-'));
   const port = await findFreePort();
   const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // If the bench is interrupted: the server is killed and its folder removed (stop() does it gracefully).
+  const forget = cleanUpAtExit(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
   await new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk) => {
@@ -53,7 +59,7 @@ export async function startRedisServer({ args = ['--appendonly', 'yes', '--appen
           child.kill('SIGTERM');
         });
       }
-      rmSync(dir, { recursive: true, force: true });
+      forget();
     },
   };
 }

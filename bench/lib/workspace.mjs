@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cleanUpAtExit } from './cleanup.mjs';
 import { distDir } from './dist.mjs';
 import { faultyApp } from './paths.mjs';
 
@@ -41,16 +42,12 @@ export function createWorkspace({ concurrency = 32, legacy = false, tmpfs = fals
     return file;
   };
   write('runner.config.yaml', config);
-  return {
-    dir,
-    artifacts,
-    app: { command: process.execPath, args },
-    write,
-    remove: () => {
-      rmSync(dir, { recursive: true, force: true });
-      rmSync(artifacts, { recursive: true, force: true });
-    },
-  };
+  // Retries: a process killed just before may still be finishing a write into the folder.
+  const remove = cleanUpAtExit(() => {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+    rmSync(artifacts, { recursive: true, force: true, maxRetries: 5 });
+  });
+  return { dir, artifacts, app: { command: process.execPath, args }, write, remove };
 }
 
 /** A workflow of `count` steps, each `needs` the one before through `steps.sN.outputs.text`. */
