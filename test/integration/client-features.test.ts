@@ -6,8 +6,9 @@ import { createWorkspace, everythingApp, repoRoot } from '../helpers/workspace.j
 const askingApp = join(repoRoot, 'test', 'apps', 'asking.js');
 
 /** Runs a workflow (steps YAML) through the CLI against one app; returns the run record. */
-async function runSteps(app: { name: string; args: string[] }, steps: string) {
-  const ws = createWorkspace(`apps:\n  ${app.name}:\n    command: node\n    args: ${JSON.stringify(app.args)}\n`);
+async function runSteps(app: { name: string; args: string[]; stopTimeout?: string }, steps: string) {
+  const stop = app.stopTimeout ? `    stop-timeout: ${app.stopTimeout}\n` : '';
+  const ws = createWorkspace(`apps:\n  ${app.name}:\n    command: node\n    args: ${JSON.stringify(app.args)}\n${stop}`);
   const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
   const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
   let record;
@@ -59,7 +60,9 @@ describe.concurrent('client features', () => {
 
   describe('tasks (2025-11-25)', () => {
     it("calls server-everything's task-only tool as a task, answering its mid-task question", async ({ expect }) => {
-      const everything = { name: 'everything', args: [everythingApp, 'stdio'] };
+      // The reference server does not exit when its stdin closes (its timers keep it alive), so the run
+      // would end with the default 2 s wait before SIGTERM; stopping it is not what this test is about.
+      const everything = { name: 'everything', args: [everythingApp, 'stdio'], stopTimeout: '200ms' };
       const run = await runSteps(
         everything,
         '  - id: research\n    uses: everything.simulate-research-query\n    with: { topic: python, ambiguous: true }\n    elicit: { interpretation: snake }\n',

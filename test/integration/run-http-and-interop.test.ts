@@ -66,7 +66,8 @@ describe('an HTTP app that is not running', () => {
 
 describe('interop with @modelcontextprotocol/server-everything (2025 protocol, not ours)', () => {
   it('saves its image content and a linked resource as files', async () => {
-    const ws = createWorkspace(`apps:\n  everything:\n    command: node\n    args: [${JSON.stringify(everythingApp)}, stdio]\npolicy:\n  open-world: allow\n  rules:\n    - { match: "everything.*", action: allow }\n`);
+    // stop-timeout: the reference server does not exit when its stdin closes, and how it is stopped is not the point here.
+    const ws = createWorkspace(`apps:\n  everything:\n    command: node\n    args: [${JSON.stringify(everythingApp)}, stdio]\n    stop-timeout: 200ms\npolicy:\n  open-world: allow\n  rules:\n    - { match: "everything.*", action: allow }\n`);
     const workflow = ws.write(
       'workflows/everything.yaml',
       [
