@@ -41,6 +41,8 @@ export interface RunOnceOptions extends RunnerContext {
   onLoaded?: (loaded: { config: RunnerConfig; workflow: Workflow; warnings?: Diagnostic[] }) => void;
   /** `runner resume`: continue this run instead of starting a new one. */
   resume?: { id: string; rerunUnknown: boolean };
+  /** Told about problems that fail nothing (report.html not written, an app that had to be signalled to stop). Default: `warning:` lines on stderr. */
+  onWarning?: (message: string) => void;
 }
 
 /** Loads config, workflow and inputs; throws RunnerError (exit 2) before anything runs. */
@@ -88,7 +90,13 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   let apps: AppRegistry;
   try {
     const { AppRegistry } = await import('./apps/registry.js');
-    apps = new AppRegistry({ config, logDir: join(config.artifacts, workflow.name, runId, 'logs'), early, connectTransport: connectInProcess(options.inProcessApps) });
+    apps = new AppRegistry({
+      config,
+      logDir: join(config.artifacts, workflow.name, runId, 'logs'),
+      early,
+      connectTransport: connectInProcess(options.inProcessApps),
+      onWarning: options.onWarning,
+    });
   } catch (error) {
     early.discard();
     throw error;
@@ -125,6 +133,7 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
         owner,
         resume: previous ? { record: previous, rerunUnknown: options.resume!.rerunUnknown } : undefined,
         onEvent: options.onEvent,
+        onWarning: options.onWarning,
       });
     } finally {
       await apps.closeAll();
@@ -135,7 +144,7 @@ export async function runOnce(options: RunOnceOptions): Promise<RunRecord> {
   }
 }
 
-export interface RunLoadedOptions extends Pick<RunOnceOptions, 'policy' | 'signal' | 'onEvent' | 'onLoaded' | 'clock' | 'env'> {
+export interface RunLoadedOptions extends Pick<RunOnceOptions, 'policy' | 'signal' | 'onEvent' | 'onLoaded' | 'onWarning' | 'clock' | 'env'> {
   config: RunnerConfig;
   workflow: Workflow;
   inputs: Record<string, unknown>;
@@ -166,6 +175,7 @@ export async function runLoaded(options: RunLoadedOptions): Promise<RunRecord> {
       store,
       owner: currentOwner(clock.now()),
       onEvent: options.onEvent,
+      onWarning: options.onWarning,
     });
   } finally {
     await apps.closeAll();

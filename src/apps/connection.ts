@@ -13,6 +13,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import type { AppConfig, SecretEntry } from '../config/types.js';
+import { formatMs } from '../config/durations.js';
 import type { ConnectTransport } from './in-process-apps.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { classifyAuthFailure } from '../auth/auth-errors.js';
@@ -60,6 +61,8 @@ export interface AppConnectionOptions {
   /** Handshake timeout. @default 30000 */
   connectTimeoutMs?: number;
   signal?: AbortSignal;
+  /** Told about what fails nothing but the user should know (an app that had to be signalled to stop). */
+  onWarning?: (message: string) => void;
 }
 
 /** What a tool asked the user for, mid-call (form elicitation). */
@@ -360,6 +363,7 @@ export class AppConnection {
       maxMessageBytes: app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       spoolDir: join(artifacts, '.runner', 'spool'),
       ...(app.stopTimeoutMs !== undefined && { closeStepMs: app.stopTimeoutMs }),
+      onStopSignal: (signal, waitedMs) => this.noteStopSignal(signal, waitedMs, app.stopTimeoutMs !== undefined),
     });
     this.openLog();
     transport.onspawn = (pid) => {
@@ -368,6 +372,24 @@ export class AppConnection {
     };
     transport.stderr.on('data', (chunk: Buffer) => this.captureStderr(chunk.toString('utf8')));
     return transport;
+  }
+
+  /**
+   * The app did not exit in time as it was closed: a line in its log, and a
+   * warning, which for SIGTERM comes only while the app has the default
+   * stop-timeout (a stop-timeout set in the config says this is expected).
+   */
+  private noteStopSignal(signal: 'SIGTERM' | 'SIGKILL', waitedMs: number, configured: boolean): void {
+    const waited = formatMs(waitedMs);
+    const what =
+      signal === 'SIGTERM'
+        ? `did not exit within ${waited} of its stdin closing; runner sent it SIGTERM`
+        : `did not exit within ${waited} of SIGTERM either; runner killed it (SIGKILL)`;
+    this.log?.write(`${this.partialLine ? '\n' : ''}(runner: the app ${what})\n`);
+    if (signal === 'SIGKILL' || !configured) {
+      const hint = signal === 'SIGTERM' ? ` (if it never exits on its own, a shorter \`stop-timeout\` for it in the config ends this wait sooner)` : '';
+      this.options.onWarning?.(`app \`${this.name}\` ${what}${hint}`);
+    }
   }
 
   private captureStderr(text: string): void {

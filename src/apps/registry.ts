@@ -17,6 +17,8 @@ export interface AppRegistryOptions {
   connectTransport?: AppConnectionOptions['connectTransport'];
   /** App processes the caller spawned already: each app's first connection adopts its own. Those never adopted end with closeAll. */
   early?: EarlyApps;
+  /** Told about what fails nothing but the user should know (an app that had to be signalled to stop). Default: a `warning:` line on stderr. */
+  onWarning?: (message: string) => void;
 }
 
 /** One app's connection attempt, with what the restart backoff needs to know. */
@@ -29,6 +31,10 @@ interface Slot {
   failedAt: number;
   /** Consecutive short-lived or failed attempts before this one. */
   failures: number;
+}
+
+function writeWarning(message: string): void {
+  process.stderr.write(`warning: ${message}\n`);
 }
 
 /** A connection that lived this long counts as healthy: its death restarts the backoff from zero. */
@@ -116,6 +122,7 @@ export class AppRegistry {
           signal: this.closing.signal,
           connectTransport: this.options.connectTransport,
           early: this.options.early?.take(name),
+          onWarning: this.options.onWarning ?? writeWarning,
         }),
       )
       .then(

@@ -15,6 +15,8 @@ export interface AppStdioTransportOptions extends AppProcessSpec {
   spoolDir?: string;
   /** How long close waits for the app to exit after ending its stdin, and again after SIGTERM. @default 2000 (as the SDK's transport) */
   closeStepMs?: number;
+  /** Told when close has to signal the app: it had not exited `waitedMs` after its stdin ended (SIGTERM), or after SIGTERM (SIGKILL). */
+  onStopSignal?: (signal: 'SIGTERM' | 'SIGKILL', waitedMs: number) => void;
   /** How much of messages (in UTF-16 units: bytes for ASCII JSON) may wait for an app that stopped reading its stdin. @default 4 × maxMessageBytes */
   maxQueuedBytes?: number;
 }
@@ -200,7 +202,7 @@ export class AppStdioTransport implements Transport {
     if (text && child?.stdin && !child.stdin.destroyed) child.stdin.write(text);
     for (const send of sends) send.resolve();
     try {
-      if (child) await stopChild(child, this.options.closeStepMs ?? 2_000);
+      if (child) await stopChild(child, this.options.closeStepMs ?? 2_000, this.options.onStopSignal);
     } finally {
       this.readBuffer.clear();
       this.spool?.close();
@@ -233,7 +235,7 @@ export class AppStdioTransport implements Transport {
  * exit after the one before; resolves once it exited (or a last `stepMs` later). It waits for the child's exit, not for its pipes
  * to close: a grandchild holding them (a server under `npx`) must not hold it up.
  */
-async function stopChild(child: ChildProcess, stepMs: number): Promise<void> {
+async function stopChild(child: ChildProcess, stepMs: number, onSignal?: AppStdioTransportOptions['onStopSignal']): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
   const onExit = () => wake?.();
@@ -255,8 +257,10 @@ async function stopChild(child: ChildProcess, stepMs: number): Promise<void> {
       // A broken pipe: the signals below still run.
     }
     if (await exitedWithin()) return;
+    onSignal?.('SIGTERM', stepMs);
     child.kill('SIGTERM');
     if (await exitedWithin()) return;
+    onSignal?.('SIGKILL', stepMs);
     child.kill('SIGKILL');
     await exitedWithin();
   } finally {

@@ -122,6 +122,30 @@ describe.concurrent('the executor through the CLI', () => {
       const pids = readFileSync(join(run.ws.dir, 'PID'), 'utf8').split('\n').filter(Boolean).map(Number);
       expect(pids.length).toBeGreaterThan(0);
       for (const pid of pids) expect(isAlive(pid)).toBe(false);
+      // Its stop-timeout is set, so SIGTERM is expected and only SIGKILL is worth a warning; the app's log has both.
+      expect(run.stderr).toContain('warning: app `faulty` did not exit within 300ms of SIGTERM either; runner killed it (SIGKILL)\n');
+      expect(run.stderr).not.toContain('runner sent it SIGTERM');
+      const log = readFileSync(join(run.record.dir, 'logs', 'faulty.log'), 'utf8');
+      expect(log).toContain('(runner: the app did not exit within 300ms of its stdin closing; runner sent it SIGTERM)\n');
+      expect(log).toContain('(runner: the app did not exit within 300ms of SIGTERM either; runner killed it (SIGKILL))\n');
+    });
+
+    it('says why it waited for an app with the default stop-timeout that stays up after its stdin closes, and how to wait less', async ({ expect }) => {
+      const run = await runFaulty('  - id: a\n    uses: faulty.echo\n    with: { text: ok }\n', { appFlags: ['--ignore-stdin-close'] });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain(
+        'warning: app `faulty` did not exit within 2s of its stdin closing; runner sent it SIGTERM (if it never exits on its own, a shorter `stop-timeout` for it in the config ends this wait sooner)\n',
+      );
+      expect(run.stderr).not.toContain('SIGKILL');
+      // Printed once the run was over: its record came first.
+      expect(run.stderr.indexOf('warning: app')).toBeGreaterThan(run.stderr.indexOf('succeeded in'));
+    });
+
+    it('warns of nothing when an app exits as its stdin closes', async ({ expect }) => {
+      const run = await runFaulty('  - id: a\n    uses: faulty.echo\n    with: { text: ok }\n', { appFlags: ['--pid-file', 'PID'] });
+      expect(run.code).toBe(0);
+      expect(run.stderr).not.toContain('warning:');
+      expect(readFileSync(join(run.record.dir, 'logs', 'faulty.log'), 'utf8')).not.toContain('(runner:');
     });
   });
 

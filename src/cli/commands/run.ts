@@ -68,6 +68,7 @@ export interface TerminalHooks {
   signal: AbortSignal;
   onLoaded: (loaded: { config: RunnerConfig; workflow?: Workflow; warnings?: Diagnostic[] }) => void;
   onEvent: (event: RunEvent) => void;
+  onWarning: (message: string) => void;
 }
 
 /**
@@ -112,6 +113,7 @@ export async function executeInTerminal(
         secretValues = config.secretValues;
       },
       onEvent: (event) => reporter?.(event),
+      onWarning: (message) => io.stderr(`warning: ${message}\n`),
     });
     return { record, secretValues };
   } finally {
