@@ -1,6 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { CallAbortReason } from '../apps/call-error.js';
+import { formatMs } from '../config/durations.js';
 import type { AppRegistry } from '../apps/registry.js';
 import type { Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
@@ -20,6 +21,17 @@ export interface CallWorkersOptions {
   /** How long a job's lock lasts without renewal: a killed worker's job is handed back after about this long. @default 30000 */
   lockDurationMs?: number;
   onError?: (error: Error) => void;
+  /** How long stopping waits for an unreachable Redis once the calls in flight are done. @default 5000 */
+  redisGraceMs?: number;
+}
+
+export interface CallWorkers {
+  /**
+   * Stops taking jobs, lets the calls in flight finish and closes the connections. False when Redis
+   * did not answer within the grace once the calls were done: BullMQ's timers then still wait for it,
+   * and the process must end by itself.
+   */
+  close(): Promise<boolean>;
 }
 
 /**
@@ -29,19 +41,20 @@ export interface CallWorkersOptions {
  * and `rate` are set as the queue's global limits, so they hold across every
  * worker together. Resolves once every worker is listening.
  */
-export async function startCallWorkers(options: CallWorkersOptions): Promise<{ close(): Promise<void> }> {
+export async function startCallWorkers(options: CallWorkersOptions): Promise<CallWorkers> {
   const { config } = options;
   const connection = connectionFromUrl(options.url);
   const host: CallHost = { apps: options.apps, limits: options.limits, workflowQueue: null, clock: options.clock, secretValues: config.secretValues };
   const lockDuration = options.lockDurationMs ?? 30_000;
   const workers = new Map<string, Worker<CallJob, CallOutcome>>();
+  const running = new InFlight();
   for (const app of Object.keys(config.apps)) {
     const queue = new Queue(app, { connection, prefix: QUEUE_PREFIX });
     // Without a listener BullMQ prints a stack for each failed connect (a worker started before Redis is up).
     queue.on('error', (error) => options.onError?.(error));
     await applyGlobalLimits(queue, config.apps[app]);
     await queue.close();
-    const worker = new Worker<CallJob, CallOutcome>(app, (job, _token, signal) => processCallJob(job, host, signal), {
+    const worker = new Worker<CallJob, CallOutcome>(app, (job, _token, signal) => running.track(processCallJob(job, host, signal)), {
       connection,
       prefix: QUEUE_PREFIX,
       concurrency: config.concurrency,
@@ -68,9 +81,59 @@ export async function startCallWorkers(options: CallWorkersOptions): Promise<{ c
   return {
     async close() {
       subscriber.disconnect();
-      await Promise.allSettled([...workers.values()].map((worker) => worker.close()));
+      const all = [...workers.values()];
+      // BullMQ's close waits for the calls in flight, reports their results and sends QUIT; while Redis is
+      // away those wait for it to come back, which may be never. Once the calls are done, Redis gets a grace
+      // to take their results; after it the caller stops without it, as if the worker had died.
+      const closing = Promise.allSettled(all.map((worker) => worker.close()));
+      await running.idle();
+      const graceMs = options.redisGraceMs ?? REDIS_GRACE_MS;
+      if (await settlesWithin(closing, graceMs)) return true;
+      options.onError?.(
+        new Error(
+          `Redis did not answer within ${formatMs(graceMs)} while stopping: stopping without it. The job of a call that ` +
+            `finished meanwhile goes back to the queue after its lock time (an unsafe call's outcome is then unknown)`,
+        ),
+      );
+      return false;
     },
   };
+}
+
+/** How long a stopping worker waits for Redis, once its calls are done, before it drops the connections. */
+const REDIS_GRACE_MS = 5_000;
+
+/** The calls a worker is running, so that stopping knows when the last one returned. */
+class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  async track<T>(call: Promise<T>): Promise<T> {
+    this.count++;
+    try {
+      return await call;
+    } finally {
+      this.count--;
+      if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+    }
+  }
+
+  /** Resolves once no call is running. */
+  idle(): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** Whether `promise` settles within `ms`. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**

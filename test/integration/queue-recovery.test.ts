@@ -29,8 +29,8 @@ async function waitFor<T>(probe: () => T | undefined, what: string, state: () =>
 }
 
 /** Starts a process of the real CLI; its stdout and stderr are collected. */
-function spawnCli(args: string[], cwd: string) {
-  const child = spawn(process.execPath, [cliPath, ...args], { cwd, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -185,4 +185,35 @@ describe('queue mode recovery', () => {
     // Each side effect happened once: `one` and `two` for the first coordinator, `three` after the resume.
     expect(linesOf(counter)).toEqual(['one', 'two', 'three']);
   }, 90_000);
+});
+
+describe('a worker asked to stop', () => {
+  it('stops at once with Redis up (exit 0), and within its grace when Redis does not answer (exit 130, saying so)', async () => {
+    const own = await startRedisServer();
+    try {
+      const dir = createWorkspace('');
+      dir.write('runner.config.yaml', `artifacts: artifacts\napps:\n  faulty:\n    command: node\n    args: ${JSON.stringify(faultyArgs)}\n`);
+      const env = { RUNNER_WORKER_REDIS_GRACE_MS: '300' };
+      const start = async () => {
+        const worker = spawnCli(['--config', dir.config, 'worker', '--queue', own.url], dir.dir, env);
+        await waitFor(() => (worker.stderr().includes(' ready: ') ? true : undefined), 'the worker to be ready', worker.stderr);
+        return worker;
+      };
+
+      const up = await start();
+      up.child.kill('SIGTERM');
+      expect(await up.exited).toEqual({ code: 0, signal: null });
+      expect(up.stderr()).not.toContain('Redis did not answer');
+
+      // Redis goes away for good: BullMQ's own close would wait for it forever.
+      const down = await start();
+      await own.stop();
+      down.child.kill('SIGTERM');
+      expect(await down.exited).toEqual({ code: 130, signal: null });
+      expect(down.stderr()).toContain('SIGTERM: finishing calls in flight');
+      expect(down.stderr()).toContain('worker: Redis did not answer within 300ms while stopping: stopping without it.');
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
 });

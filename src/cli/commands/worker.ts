@@ -13,7 +13,7 @@ export type WorkerCommandOptions = GlobalOptions;
 /**
  * `runner worker`: executes the call jobs of every app in the config from the
  * queue until SIGINT/SIGTERM, holding one connection per app. Exit 0 after a
- * clean stop (calls in flight finish first).
+ * clean stop (calls in flight finish first); 130 when Redis did not answer as it stopped.
  */
 export async function workerCommand(options: WorkerCommandOptions, io: CliIO): Promise<number> {
   const context = await openCommandContext(options, io);
@@ -23,6 +23,7 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIO): P
   const { startCallWorkers } = await import('../../queue/call-worker.js');
   const name = `${hostname()}-${process.pid}`;
   const lockMs = Number(io.env.RUNNER_WORKER_LOCK_MS);
+  const redisGraceMs = Number(io.env.RUNNER_WORKER_REDIS_GRACE_MS);
   const workers = await startCallWorkers({
     url,
     config,
@@ -30,6 +31,7 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIO): P
     limits: await context.limits(),
     clock: context.clock,
     ...(Number.isFinite(lockMs) && lockMs > 0 && { lockDurationMs: lockMs }),
+    ...(Number.isFinite(redisGraceMs) && redisGraceMs >= 0 && { redisGraceMs }),
     onError: (error) => io.stderr(`worker: ${error.message}\n`),
   });
   const appNames = Object.keys(config.apps);
@@ -47,7 +49,9 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIO): P
     });
   });
   await stopped;
-  await workers.close();
+  const clean = await workers.close();
   await context.close();
+  // Redis did not answer (said on stderr): BullMQ's timers would keep waiting for it, and the process with them.
+  if (!clean) process.exit(ExitCode.interrupted);
   return ExitCode.succeeded;
 }
