@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import type { Limits } from '../scheduler/limits.js';
 import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
+import { settlesWithin } from './bounded-close.js';
 import { executeCallJob, type CallHost } from './execute-call-job.js';
 import { throttleProgress } from './progress-throttle.js';
 import type { CancelMessage } from './queue-dispatcher.js';
@@ -123,17 +124,6 @@ class InFlight {
     if (this.count === 0) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
-}
-
-/** Whether `promise` settles within `ms`. */
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.then(() => true),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -6,11 +6,14 @@ import type { RunnerConfig } from '../config/types.js';
 import { messageOf } from '../errors.js';
 import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
 import type { CallHooks } from './execute-call-job.js';
+import { closeWithin } from './bounded-close.js';
 import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
 import { jobIdForIntent } from './recover-calls.js';
 
 /** How long a cancelled job's worker has to report back before the step is given up on. */
 const CANCEL_GRACE_MS = 10_000;
+/** How long closing waits for Redis to take the QUITs before it drops the connections. */
+const CLOSE_GRACE_MS = 2_000;
 
 /** An app's queue: its jobs carry a CallJob and return a CallOutcome. */
 type CallQueue = Queue<CallJob, CallOutcome>;
@@ -87,10 +90,11 @@ export class QueueDispatcher {
     let onAbort: (() => void) | undefined;
     const stopped = new Promise<CallOutcome>((resolve) => {
       onAbort = () => {
+        // The worker reports the cancelled call itself; the grace covers a worker that never answers, and a
+        // Redis that does not (the cancel's own commands then wait for it to come back): it starts now.
+        setTimeout(() => resolve(stoppedOutcome(signal, job.retrySafe ? undefined : 'unknown')), CANCEL_GRACE_MS).unref();
         void this.cancel(queue, added, job, signal).then((removed) => {
-          if (removed) return resolve(stoppedOutcome(signal, 'not-sent'));
-          // The worker reports the cancelled call itself; this only covers a worker that never answers.
-          setTimeout(() => resolve(stoppedOutcome(signal, job.retrySafe ? undefined : 'unknown')), CANCEL_GRACE_MS).unref();
+          if (removed) resolve(stoppedOutcome(signal, 'not-sent'));
         });
       };
       if (signal.aborted) onAbort();
@@ -167,13 +171,14 @@ export class QueueDispatcher {
     return (this.publisher ??= new Redis(this.connection as object).on('error', ignoreConnectionError));
   }
 
-  /** Closes the queues, event listeners and the cancel publisher. */
+  /** Closes the queues, event listeners and the cancel publisher; with Redis away, drops them after a grace. */
   async close(): Promise<void> {
-    const opened = await Promise.allSettled(this.queues.values());
-    await Promise.allSettled(
-      opened.flatMap((entry) => (entry.status === 'fulfilled' ? [entry.value.events.close(), entry.value.queue.close()] : [])),
-    );
+    const opened = (await Promise.allSettled(this.queues.values())).flatMap((entry) => (entry.status === 'fulfilled' ? [entry.value] : []));
     this.queues.clear();
+    await closeWithin(
+      opened.flatMap(({ events, queue }) => [events, queue]),
+      CLOSE_GRACE_MS,
+    );
     this.publisher?.disconnect();
   }
 

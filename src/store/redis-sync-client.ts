@@ -45,6 +45,9 @@ parentPort.on('message', ({ port, state, url, scripts, maxRetriesPerRequest }) =
   try {
     redis = new Redis(url, { maxRetriesPerRequest, connectTimeout: 10000, retryStrategy: (times) => Math.min(times * 200, 1000) });
     redis.on('error', () => {}); // each command reports its own failure
+    // state[1]: whether the connection is up, for a client whose last command found Redis away (failFast).
+    redis.on('ready', () => Atomics.store(state, 1, 1));
+    redis.on('close', () => Atomics.store(state, 1, 0));
     for (const script of scripts) redis.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
   } catch (error) {
     openError = error;
@@ -79,6 +82,15 @@ parentPort.on('message', ({ port, state, url, scripts, maxRetriesPerRequest }) =
 });
 `;
 
+/** ioredis's errors for a command that gave up waiting for the connection. */
+const CONNECTION_GAVE_UP = /max retries per request|Connection is closed|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH/i;
+
+/** The first error among a batch's replies that says the connection gave up, if any. */
+function connectionFailureIn(result: unknown): string | undefined {
+  if (!Array.isArray(result)) return undefined;
+  return (result as RedisReply[]).find((reply) => reply.error !== undefined && CONNECTION_GAVE_UP.test(reply.error))?.error;
+}
+
 /** The process's Redis thread, and why it stopped if it did. */
 interface RedisThread {
   worker: Worker;
@@ -112,7 +124,10 @@ function redisThread(): RedisThread {
 export class RedisSyncClient {
   private readonly thread: RedisThread;
   private readonly port: MessagePort;
-  private readonly state = new Int32Array(new SharedArrayBuffer(4));
+  /** [0]: bumped by the thread after each reply it posts; [1]: 1 while the thread's connection is up. */
+  private readonly state = new Int32Array(new SharedArrayBuffer(8));
+  /** Why the last command failed, when it failed for want of Redis: until the connection is up again, commands fail at once. */
+  private unreachable: string | undefined;
   private readonly timeoutMs: number;
   private nextId = 0;
   private closed = false;
@@ -151,7 +166,8 @@ export class RedisSyncClient {
     if (this.closed) return;
     this.closed = true;
     try {
-      this.roundTrip({ kind: 'quit' }, 5_000);
+      // With Redis away, QUIT would only wait for it: the connection ends with the port.
+      if (!this.failsFast()) this.roundTrip({ kind: 'quit' }, 5_000);
     } catch {
       // the connection goes anyway
     } finally {
@@ -163,6 +179,13 @@ export class RedisSyncClient {
     if (this.closed && batch.kind !== 'quit') throw new RunnerError('internal', 'the Redis run store is closed');
     const failure = this.thread.failure;
     if (failure) throw new RunnerError('storage', `run store ${redactUrl(this.url)}: ${failure.message}`, { cause: failure });
+    // Each command waits through about timeoutMs of reconnects: once one has failed so, the next ones fail at
+    // once while the connection stays down (a run that stops on it then ends in seconds, not a minute per write).
+    if (this.failsFast()) {
+      throw new RunnerError('storage', `run store ${redactUrl(this.url)}: Redis is still unreachable (${this.unreachable})`, {
+        hint: 'check that Redis is running and reachable from this machine',
+      });
+    }
     const id = this.nextId++;
     this.port.postMessage({ id, batch });
     const deadline = performance.now() + timeoutMs;
@@ -171,15 +194,29 @@ export class RedisSyncClient {
     for (;;) {
       const seen = Atomics.load(this.state, 0);
       const reply = this.takeReply(id);
-      if (reply) return reply.error === undefined ? reply.result : this.failWith(reply.error);
+      if (reply) {
+        if (reply.error === undefined) {
+          // A pipeline's commands fail one by one: its reply holds their errors.
+          this.unreachable = connectionFailureIn(reply.result);
+          return reply.result;
+        }
+        if (CONNECTION_GAVE_UP.test(reply.error)) this.unreachable = reply.error;
+        return this.failWith(reply.error);
+      }
       const left = deadline - performance.now();
       if (left <= 0) {
+        this.unreachable = `no reply within ${timeoutMs} ms`;
         throw new RunnerError('storage', `run store ${redactUrl(this.url)}: no reply from Redis within ${timeoutMs} ms`, {
           hint: 'check that Redis is running and reachable from this machine',
         });
       }
       Atomics.wait(this.state, 0, seen, Math.min(left, 50));
     }
+  }
+
+  /** Whether commands fail at once: the last one failed for want of Redis, and the connection is still down. */
+  private failsFast(): boolean {
+    return this.unreachable !== undefined && Atomics.load(this.state, 1) === 0;
   }
 
   /** The reply to batch `id` if it has arrived; replies to earlier batches are dropped. */

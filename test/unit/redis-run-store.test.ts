@@ -203,6 +203,33 @@ describe('RedisRunStore', () => {
     }
   });
 
+  it('fails at once after a command gave up on a Redis that went away, and works again once it is back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runner-redis-away-'));
+    let away = await startRedisServer({ dir });
+    // 3 s: each command waits through two reconnects before it gives up.
+    const client = new RedisSyncClient(away.url, { timeoutMs: 3_000 });
+    try {
+      expect(client.call('ping')).toBe('PONG');
+      await away.stop();
+      expect(() => client.call('ping')).toThrow(expect.objectContaining({ code: 'storage', message: expect.stringMatching(/max retries per request|no reply/) }));
+      // Without waiting through the reconnects again: the connection is still down.
+      expect(() => client.call('ping')).toThrow(expect.objectContaining({ code: 'storage', message: expect.stringContaining('Redis is still unreachable') }));
+      away = await startRedisServer({ dir, port: away.port });
+      let answer: unknown;
+      for (let tries = 0; tries < 200 && answer !== 'PONG'; tries++) {
+        try {
+          answer = client.call('ping');
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 50)); // ioredis reconnects by itself, up to 1 s apart
+        }
+      }
+      expect(answer).toBe('PONG');
+    } finally {
+      client.close();
+      await away.stop();
+    }
+  });
+
   it('fails with a storage error, not a hang, when Redis cannot be reached', () => {
     expect(() => openRedisRunStore('redis://127.0.0.1:1', { artifacts: tempArtifacts(), timeoutMs: 1_500 })).toThrow(
       expect.objectContaining({ code: 'storage' }),
