@@ -228,15 +228,23 @@ export class RedisSyncClient {
   }
 
   private failWith(error: string): never {
-    throw new RunnerError('storage', `run store ${redactUrl(this.url)}: ${error}`, { hint: 'check that Redis is running and reachable from this machine' });
+    throw storageError(this.url, error);
   }
 }
 
 /** The values of replies; the first error among them becomes a `storage` error. */
 export function valuesOf(replies: RedisReply[], url: string): unknown[] {
   const failed = replies.find((reply) => reply.error !== undefined);
-  if (failed) throw new RunnerError('storage', `run store ${redactUrl(url)}: ${failed.error}`);
+  if (failed) throw storageError(url, failed.error);
   return replies.map((reply) => reply.value);
+}
+
+/** A `storage` error for what Redis or ioredis said; a connection that gave up is said in words, with a hint. */
+function storageError(url: string, error: string): RunnerError {
+  if (!CONNECTION_GAVE_UP.test(error)) return new RunnerError('storage', `run store ${redactUrl(url)}: ${error}`);
+  const retries = /max retries per request limit \(which is (\d+)\)/i.exec(error)?.[1];
+  const said = retries ? `Redis could not be reached (gave up after ${retries} reconnect attempts)` : `Redis could not be reached (${error})`;
+  return new RunnerError('storage', `run store ${redactUrl(url)}: ${said}`, { hint: 'check that Redis is running and reachable from this machine' });
 }
 
 /** The URL without its password, for messages. */
