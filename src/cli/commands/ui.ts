@@ -38,9 +38,11 @@ export async function uiCommand(options: UiCommandOptions, io: CliIO): Promise<n
   if (host !== LOOPBACK && host !== 'localhost' && host !== '::1') {
     io.stderr(`warning: serving on ${host}, not only this machine: anyone who can reach it sees every run${options.allowActions ? ', and can resume and start runs' : ''}\n`);
   }
+  // The handlers go in before the address is printed: whoever reads it may signal at once.
+  const stopped = new Promise<void>((resolve) => onStopSignals((_signal, count) => (count === 1 ? resolve() : process.exit(ExitCode.interrupted))));
   io.stderr(`runner ui: ${ui.url}/ (${options.allowActions ? 'actions on: resume and run now, from its own pages only' : 'read-only'}; Ctrl-C stops it)\n`);
   io.stdout(`${ui.url}/\n`);
-  await new Promise<void>((resolve) => onStopSignals((_signal, count) => (count === 1 ? resolve() : process.exit(ExitCode.interrupted))));
+  await stopped;
   await ui.close();
   store.close();
   return ExitCode.succeeded;

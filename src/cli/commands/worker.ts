@@ -34,9 +34,8 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIO): P
     ...(Number.isFinite(redisGraceMs) && redisGraceMs >= 0 && { redisGraceMs }),
     onError: (error) => io.stderr(`worker: ${error.message}\n`),
   });
-  const appNames = Object.keys(config.apps);
-  io.stderr(`worker ${name} ready: apps ${appNames.join(', ') || '(none)'} from ${config.file ? showPath(config.file, io.cwd) : 'no config'}\n`);
-
+  // The handlers go in before the ready line: a supervisor (or a test) may signal as soon as it reads it,
+  // and a SIGTERM that came first would end the process with the signal's default action.
   const stopped = new Promise<void>((resolve) => {
     onStopSignals((signal, count) => {
       if (count === 1) {
@@ -48,6 +47,8 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIO): P
       }
     });
   });
+  const appNames = Object.keys(config.apps);
+  io.stderr(`worker ${name} ready: apps ${appNames.join(', ') || '(none)'} from ${config.file ? showPath(config.file, io.cwd) : 'no config'}\n`);
   await stopped;
   const clean = await workers.close();
   await context.close();
