@@ -14,6 +14,8 @@ import { jobIdForIntent } from './recover-calls.js';
 const CANCEL_GRACE_MS = 10_000;
 /** How long closing waits for Redis to take the QUITs before it drops the connections. */
 const CLOSE_GRACE_MS = 2_000;
+/** How long a stopped call still waits for its job to be added before it is given up on. */
+const ADD_GRACE_MS = 2_000;
 
 /** An app's queue: its jobs carry a CallJob and return a CallOutcome. */
 type CallQueue = Queue<CallJob, CallOutcome>;
@@ -40,6 +42,8 @@ export class QueueDispatcher {
   constructor(
     private readonly url: string,
     private readonly config: RunnerConfig,
+    /** How long a stopped call still waits for its job to be added (Redis away) before it is given up on. */
+    private readonly addGraceMs = ADD_GRACE_MS,
   ) {
     this.connection = connectionFromUrl(url);
   }
@@ -64,15 +68,27 @@ export class QueueDispatcher {
   };
 
   private async runJob(job: CallJob, signal: AbortSignal, hooks: CallHooks, jobId?: string): Promise<CallOutcome> {
-    const { queue, events } = await this.open(job.app);
-    const added = await queue.add('call', job, {
-      // Named after the journal's intent: a resume after this coordinator died finds the job's outcome (recover-calls.ts).
-      ...(jobId && { jobId }),
-      // Kept a while so a coordinator that listens late still finds the outcome; BullMQ retries nothing itself.
-      removeOnComplete: { age: 3600 },
-      removeOnFail: { age: 24 * 3600 },
-      attempts: 1,
-    });
+    const adding = (async () => {
+      const { queue, events } = await this.open(job.app);
+      const added = await queue.add('call', job, {
+        // Named after the journal's intent: a resume after this coordinator died finds the job's outcome (recover-calls.ts).
+        ...(jobId && { jobId }),
+        // Kept a while so a coordinator that listens late still finds the outcome; BullMQ retries nothing itself.
+        removeOnComplete: { age: 3600 },
+        removeOnFail: { age: 24 * 3600 },
+        attempts: 1,
+      });
+      return { queue, events, added };
+    })();
+    // Opening the queue and adding the job wait through a Redis outage. A stop (Ctrl-C, a storage failure)
+    // meanwhile waits for them a short while, then the call is given up on: the job may still be added once
+    // Redis is back, so a call with side effects is unknown; it is cancelled if it lands.
+    const ready = await settledUnlessStopped(adding, signal, this.addGraceMs);
+    if (!ready) {
+      void adding.then(({ queue, added }) => this.cancel(queue, added, job, signal)).catch(() => undefined);
+      return stoppedOutcome(signal, job.retrySafe ? undefined : 'unknown');
+    }
+    const { queue, events, added } = ready;
     const addedId = added.id!;
     const onActive = ({ jobId: id }: { jobId: string }) => {
       if (id === addedId) hooks.onStatus?.('running', 1);
@@ -186,6 +202,24 @@ export class QueueDispatcher {
   get where(): string {
     return this.url.replace(/\/\/[^@/]*@/, '//***@');
   }
+}
+
+/**
+ * `promise`'s value; once `signal` aborts, it waits at most `graceMs` more for it, and then resolves
+ * undefined. A rejection is passed on.
+ */
+function settledUnlessStopped<T>(promise: Promise<T>, signal: AbortSignal, graceMs: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const givenUp = new Promise<undefined>((resolve) => {
+    onAbort = () => (timer = setTimeout(() => resolve(undefined), graceMs));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([promise, givenUp]).finally(() => {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort!);
+  });
 }
 
 /** A job that failed in BullMQ itself (its worker died more often than allowed, or the processor threw). */
