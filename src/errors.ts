@@ -153,3 +153,8 @@ export function messageOf(thrown: unknown): string {
   }
   return json.length > MAX_THROWN_JSON ? `${json.slice(0, MAX_THROWN_JSON - 3)}...` : json;
 }
+
+/** The default for an `onWarning` nobody set: a `warning:` line on the process's stderr. */
+export function writeWarning(message: string): void {
+  process.stderr.write(`warning: ${message}\n`);
+}

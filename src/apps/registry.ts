@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
+import { writeWarning } from '../errors.js';
 import { CallError } from './call-error.js';
 import type { EarlyApps } from './app-process.js';
 import { AppConnection, type AppConnectionOptions, type AppInfo } from './connection.js';
@@ -31,10 +32,6 @@ interface Slot {
   failedAt: number;
   /** Consecutive short-lived or failed attempts before this one. */
   failures: number;
-}
-
-function writeWarning(message: string): void {
-  process.stderr.write(`warning: ${message}\n`);
 }
 
 /** A connection that lived this long counts as healthy: its death restarts the backoff from zero. */

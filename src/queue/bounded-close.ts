@@ -12,6 +12,24 @@ export function settlesWithin(promise: Promise<unknown>, ms: number): Promise<bo
   ]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * `promise`'s value; once `signal` aborts, it waits at most `graceMs` more for it, and then resolves
+ * undefined. A rejection is passed on.
+ */
+export function settledUnlessStopped<T>(promise: Promise<T>, signal: AbortSignal, graceMs: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const givenUp = new Promise<undefined>((resolve) => {
+    onAbort = () => (timer = setTimeout(() => resolve(undefined), graceMs));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([promise, givenUp]).finally(() => {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort!);
+  });
+}
+
 /** What closeWithin needs of a BullMQ Queue or QueueEvents: its close, and its raw Redis clients. */
 interface Closable {
   close(): Promise<void>;

@@ -6,7 +6,7 @@ import type { RunnerConfig } from '../config/types.js';
 import { messageOf } from '../errors.js';
 import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
 import type { CallHooks } from './execute-call-job.js';
-import { closeWithin } from './bounded-close.js';
+import { closeWithin, settledUnlessStopped } from './bounded-close.js';
 import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
 import { jobIdForIntent } from './recover-calls.js';
 
@@ -202,24 +202,6 @@ export class QueueDispatcher {
   get where(): string {
     return this.url.replace(/\/\/[^@/]*@/, '//***@');
   }
-}
-
-/**
- * `promise`'s value; once `signal` aborts, it waits at most `graceMs` more for it, and then resolves
- * undefined. A rejection is passed on.
- */
-function settledUnlessStopped<T>(promise: Promise<T>, signal: AbortSignal, graceMs: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const givenUp = new Promise<undefined>((resolve) => {
-    onAbort = () => (timer = setTimeout(() => resolve(undefined), graceMs));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return Promise.race([promise, givenUp]).finally(() => {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort!);
-  });
 }
 
 /** A job that failed in BullMQ itself (its worker died more often than allowed, or the processor threw). */

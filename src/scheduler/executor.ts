@@ -7,7 +7,7 @@ import { WriteBehind } from '../artifacts/write-behind.js';
 import { makeRunFolder, RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
-import { messageOf } from '../errors.js';
+import { messageOf, writeWarning } from '../errors.js';
 import { maskRunRecord } from '../secrets.js';
 import { openRunStore } from '../store/run-history.js';
 import { currentOwner } from '../store/run-owner.js';
@@ -419,8 +419,7 @@ async function writeReport(writer: ReportWriter, record: RunRecord, config: Runn
     await writeRunReport(maskRunRecord(record, config.secretValues), { artifacts: config.artifacts });
   } catch (error) {
     const message = `report.html of run ${record.id} was not written: ${messageOf(error)}`;
-    if (onWarning) onWarning(message);
-    else process.stderr.write(`warning: ${message}\n`);
+    (onWarning ?? writeWarning)(message);
   }
 }
 
