@@ -15,38 +15,76 @@ export interface Clock {
   after(ms: number, fire: () => void): () => void;
 }
 
+/**
+ * The longest delay one Node timer holds: 2^31 − 1 ms, about 24.8 days. A
+ * longer one fires after 1 ms instead (with a TimeoutOverflowWarning), so a
+ * `timeout: 30d` would time out at once; the system clock chains timers
+ * instead, and a timeout handed to a library is capped with `timerMs`.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * `ms` as a delay one Node timer can hold: at least 0, at most MAX_TIMER_MS.
+ * For timeouts handed to a library that sets its own timer (the SDK's request
+ * timeout): past that, the runner's own deadline still stands.
+ */
+export function timerMs(ms: number): number {
+  return Math.min(Math.max(0, ms), MAX_TIMER_MS);
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
-/** The real clock: `Date.now()` and unref'd timers, so it never keeps the process alive. */
+/**
+ * Calls `fire` once `ms` have passed, over as many timers as that takes (a
+ * delay that is not a finite number never fires); the function returned stops
+ * it. Each timer is unref'd when `unref` is set.
+ */
+function startTimer(ms: number, fire: () => void, unref: boolean): () => void {
+  if (ms <= MAX_TIMER_MS) {
+    // The common case, on every call's path: one timer.
+    const timer = setTimeout(fire, Math.max(0, ms));
+    if (unref) timer.unref?.();
+    return () => clearTimeout(timer);
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (left: number) => {
+    if (!(left < Infinity)) return;
+    timer = setTimeout(left > MAX_TIMER_MS ? () => arm(left - MAX_TIMER_MS) : fire, timerMs(left));
+    if (unref) timer.unref?.();
+  };
+  arm(ms);
+  return () => clearTimeout(timer);
+}
+
+/** The real clock: `Date.now()` and timers (unref'd but for `sleep`) that hold any delay. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep(ms, signal) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(abortReason(signal));
       const onAbort = () => {
-        clearTimeout(timer);
+        stop();
         reject(abortReason(signal!));
       };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      const stop = startTimer(
+        ms,
+        () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        false,
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   },
   after(ms, fire) {
-    const timer = setTimeout(fire, Math.max(0, ms));
-    timer.unref?.();
-    return () => clearTimeout(timer);
+    return startTimer(ms, fire, true);
   },
   timeout(ms) {
     const controller = new AbortController();
-    const timer = setTimeout(() => {
-      controller.abort(new DOMException(`Timed out after ${ms}ms`, 'TimeoutError'));
-    }, Math.max(0, ms));
-    timer.unref?.();
-    return { signal: controller.signal, clear: () => clearTimeout(timer) };
+    const clear = startTimer(ms, () => controller.abort(new DOMException(`Timed out after ${ms}ms`, 'TimeoutError')), true);
+    return { signal: controller.signal, clear };
   },
 };

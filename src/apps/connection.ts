@@ -14,6 +14,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { AppConfig, SecretEntry } from '../config/types.js';
 import { formatMs } from '../config/durations.js';
+import { timerMs } from '../clock.js';
 import type { ConnectTransport } from './in-process-apps.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { classifyAuthFailure } from '../auth/auth-errors.js';
@@ -176,7 +177,8 @@ export class AppConnection {
   }
 
   private get connectTimeoutMs(): number {
-    return this.options.connectTimeoutMs ?? this.options.app.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    // The SDK sets a timer of this length: capped at what one Node timer holds.
+    return timerMs(this.options.connectTimeoutMs ?? this.options.app.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
   }
 
   get alive(): boolean {
@@ -224,17 +226,20 @@ export class AppConnection {
       const unavailable = explainTaskUnavailable(this.name, name, this.info.era, this.capabilities);
       if (unavailable) throw new CallError('unavailable', unavailable, { outcome: 'not-sent' });
     }
+    // The SDK's own request timer: one Node timer, so at most about 24.8 days;
+    // a longer step timeout is still the runner's own deadline (the signal).
+    const timeoutMs = timerMs(options.timeoutMs ?? 24 * 60 * 60 * 1000);
     try {
       const call = (meta?: Record<string, string>) =>
         asTask
           ? callToolAsTask(this.client, { name, arguments: args, ...(meta && { _meta: meta }) }, {
               signal: options.signal,
-              timeoutMs: options.timeoutMs ?? 24 * 60 * 60 * 1000,
+              timeoutMs,
               onprogress: options.onprogress,
             })
           : this.client.callTool(meta ? { name, arguments: args, _meta: meta } : { name, arguments: args }, {
               signal: options.signal,
-              timeout: options.timeoutMs ?? 24 * 60 * 60 * 1000,
+              timeout: timeoutMs,
               onprogress: options.onprogress,
               resetTimeoutOnProgress: false,
             });

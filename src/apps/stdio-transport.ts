@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
 import { SdkError, SdkErrorCode, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { formatBytes } from '../config/sizes.js';
+import { timerMs } from '../clock.js';
 import { spawnApp, type AppProcessSpec, type EarlyAppProcess } from './app-process.js';
 import { LineBuffer } from './line-buffer.js';
 import { Spool } from './spool.js';
@@ -244,7 +245,7 @@ async function stopChild(child: ChildProcess, stepMs: number, onSignal?: AppStdi
     if (!hasExited(child)) {
       await new Promise<void>((resolve) => {
         wake = resolve;
-        timer = setTimeout(resolve, stepMs).unref();
+        timer = setTimeout(resolve, timerMs(stepMs)).unref();
       });
       clearTimeout(timer);
     }

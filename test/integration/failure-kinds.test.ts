@@ -61,6 +61,14 @@ describe('failure kinds, provoked for real (docs/apps.md, Failures)', () => {
     expect(step('b').status).toBe('skipped');
   });
 
+  it('a timeout longer than one Node timer holds (30d, 25d) is not a timeout at once', async () => {
+    // A 30d timer handed to Node as it is fires after 1 ms: the step failed as a timeout in 13 ms.
+    const { result, record, step } = await runWorkflow('  - id: a\n    uses: faulty.echo\n    timeout: 30d\n    idle-timeout: 25d\n    with: { text: long, delayMs: 50 }\n');
+    expect(step('a')).toMatchObject({ status: 'succeeded' });
+    expect(result.code).toBe(0);
+    expect(record.status).toBe('succeeded');
+  });
+
   it('unavailable: no such tool, and an app that fails to start (with its stderr)', async () => {
     const missing = await runWorkflow('  - id: a\n    uses: faulty.nope\n');
     expect(missing.step('a').error.kind).toBe('unavailable');

@@ -1,0 +1,83 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MAX_TIMER_MS, systemClock, timerMs } from '../../src/clock.js';
+
+// vitest's fake timers act out Node's limit: a delay over 2^31 − 1 ms fires
+// after 1 ms. So each test below fails on a clock that hands a long delay to
+// one timer.
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the system clock holds delays longer than one Node timer', () => {
+  it('after(30 days) fires after 30 days, not at once', () => {
+    const fire = vi.fn();
+    systemClock.after(30 * DAY_MS, fire);
+    vi.advanceTimersByTime(1);
+    expect(fire).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(MAX_TIMER_MS);
+    expect(fire).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(30 * DAY_MS - MAX_TIMER_MS - 2);
+    expect(fire).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(fire).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('timeout(60 days) aborts after 60 days with a TimeoutError; clear() stops it between two timers', () => {
+    const long = systemClock.timeout(60 * DAY_MS);
+    vi.advanceTimersByTime(59 * DAY_MS);
+    expect(long.signal.aborted).toBe(false);
+    vi.advanceTimersByTime(DAY_MS);
+    expect(long.signal.aborted).toBe(true);
+    expect((long.signal.reason as DOMException).name).toBe('TimeoutError');
+
+    const cleared = systemClock.timeout(60 * DAY_MS);
+    vi.advanceTimersByTime(MAX_TIMER_MS + 10);
+    cleared.clear();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(60 * DAY_MS);
+    expect(cleared.signal.aborted).toBe(false);
+  });
+
+  it('sleep(25 days) resolves after 25 days, and an abort ends it early with no timer left', async () => {
+    let slept = false;
+    void systemClock.sleep(25 * DAY_MS).then(() => (slept = true));
+    await vi.advanceTimersByTimeAsync(24 * DAY_MS);
+    expect(slept).toBe(false);
+    await vi.advanceTimersByTimeAsync(DAY_MS);
+    expect(slept).toBe(true);
+
+    const controller = new AbortController();
+    const sleeping = systemClock.sleep(25 * DAY_MS, controller.signal);
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_MS + 1);
+    controller.abort(new Error('stop'));
+    await expect(sleeping).rejects.toThrow('stop');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('short delays are one timer, as before; a delay that is not a number never fires', () => {
+    const fire = vi.fn();
+    systemClock.after(5, fire);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(5);
+    expect(fire).toHaveBeenCalledTimes(1);
+    const never = vi.fn();
+    systemClock.after(Infinity, never);
+    systemClock.after(Number.NaN, never);
+    vi.advanceTimersByTime(100 * DAY_MS);
+    expect(never).not.toHaveBeenCalled();
+  });
+
+  it('timerMs caps a timeout handed to a library at what one timer holds', () => {
+    expect(timerMs(30 * DAY_MS)).toBe(MAX_TIMER_MS);
+    expect(timerMs(1500)).toBe(1500);
+    expect(timerMs(-3)).toBe(0);
+  });
+});
