@@ -34,6 +34,10 @@ export async function startRedisServer(options: { dir?: string; port?: number; a
   const port = options.port ?? (await findFreePort());
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...(options.args ?? ['--appendonly', 'no'])];
   const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // A test that times out, or a worker that ends before its afterAll, must not leave the server running.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   await waitForReady(child);
   return { url: `redis://127.0.0.1:${port}`, port, dir, stop: (signal) => stopChild(child, signal) };
 }
