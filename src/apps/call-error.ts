@@ -43,6 +43,9 @@ const transportCodes = new Set<string>([
   SdkErrorCode.ClientHttpNotImplemented,
 ]);
 
+/** The MCP client's own messages when a tool's result does not pass its `outputSchema`. */
+const CLIENT_SIDE_RESULT_CHECK = /^(Structured content does not match the tool's output schema|Failed to validate structured content|Tool .* has an output schema but did not return structured content)/;
+
 /**
  * Turns whatever a request threw into a CallError. `signal` is the call's own
  * signal: when it was aborted, its reason says timeout or cancelled.
@@ -53,6 +56,10 @@ export function classifyCallError(error: unknown, context: { app: string; signal
   const reason: unknown = context.signal?.aborted ? context.signal.reason : undefined;
   if (reason instanceof CallAbortReason) {
     return new CallError(reason.kind, reason.message, { outcome: sentOutcome, cause: error });
+  }
+  if (error instanceof ProtocolError && CLIENT_SIDE_RESULT_CHECK.test(error.message)) {
+    // Thrown by the MCP client itself, after the app answered: its result broke the tool's outputSchema.
+    return new CallError('protocol', `the result from ${context.app} was refused: ${error.message}`, { rpcCode: error.code, cause: error });
   }
   if (error instanceof ProtocolError) {
     return new CallError('protocol', `${context.app} answered with JSON-RPC error ${error.code}: ${error.message}`, {

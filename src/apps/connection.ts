@@ -15,6 +15,7 @@ import {
 import type { AppConfig, SecretEntry } from '../config/types.js';
 import { formatMs } from '../config/durations.js';
 import { timerMs } from '../clock.js';
+import { BoundedJsonSchemaValidator } from './bounded-validation.js';
 import type { ConnectTransport } from './in-process-apps.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { classifyAuthFailure } from '../auth/auth-errors.js';
@@ -88,6 +89,9 @@ export interface CallOptions {
   timeoutMs?: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
+
+/** Checks tool results against their outputSchema, each check against a schema with a `pattern` held to a time limit. */
+const schemaValidator = new BoundedJsonSchemaValidator();
 
 const STDERR_TAIL_LINES = 40;
 /** Longest stderr line kept in the tail (the log file gets all of it). */
@@ -275,6 +279,7 @@ export class AppConnection {
     // The probe inherits the connect timeout: a slow server is not taken for a 2025 one (or, over HTTP, for a dead one).
     this.client = new Client(CLIENT_INFO, {
       ...this.negotiation.clientOptions,
+      jsonSchemaValidator: schemaValidator,
       // No `sampling`: runner has no model. `applyDefaults`: an accepted answer gets the schema's defaults for fields left out.
       capabilities: { elicitation: { form: { applyDefaults: true } }, ...(roots === false ? {} : { roots: { listChanged: false } }) },
       listChanged: {

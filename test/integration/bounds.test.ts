@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
-import { createWorkspace, faultyArgs } from '../helpers/workspace.js';
+import { createWorkspace, faultyArgs, repoRoot } from '../helpers/workspace.js';
+
+const backtrackingApp = join(repoRoot, 'test', 'apps', 'backtracking.js');
 
 // What a hostile app can drive stays bounded: the time the runner waits for
 // an app that never answers its handshake, and the size of its log.
@@ -37,6 +39,27 @@ describe.concurrent('bounds', () => {
       const result = await run('  - id: a\n    uses: faulty.echo\n    timeout: 500ms\n');
       expect(result.record.steps[0].error).toMatchObject({ kind: 'timeout', outcome: 'not-sent' });
       expect(result.record.steps[0].error.message).toBe("faulty.echo was not sent: app `faulty` was not ready within the step's timeout of 500ms (timeout)");
+    });
+  });
+
+  describe("a pattern in a tool's schema that backtracks (the app chose the regular expression)", () => {
+    it('stops checking a result after 1 s: the step fails naming the limit; arguments it cannot check in time are sent for the app to judge', async ({ expect }) => {
+      const ws = createWorkspace('');
+      ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  bt:\n    command: node\n    args: ${JSON.stringify([backtrackingApp])}\n`);
+      // Unchecked, each of the first two takes about a minute here (and doubles with each `a`), with nothing else running meanwhile.
+      const evil = `${'a'.repeat(30)}!`;
+      const workflow = ws.write(
+        'wf.yaml',
+        `name: wf\nsteps:\n  - id: output\n    uses: bt.evil_output\n    with: { n: 30 }\n  - id: input\n    uses: bt.evil_input\n    with: { s: "${evil}" }\n  - id: fine\n    uses: bt.fine_output\n`,
+      );
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, apps: 'process' });
+      const record = JSON.parse(result.stdout);
+      const step = (id: string) => record.steps.find((entry: { id: string }) => entry.id === id);
+      expect(result.code).toBe(1);
+      expect(step('output')).toMatchObject({ status: 'failed', error: { kind: 'protocol' } });
+      expect(step('output').error.message).toContain('stopped after 1000ms: a `pattern` in the schema backtracks');
+      expect(step('input')).toMatchObject({ status: 'succeeded', text: 'got 31 characters' });
+      expect(step('fine')).toMatchObject({ status: 'succeeded', outputs: { s: 'abc' } });
     });
   });
 

@@ -24,6 +24,15 @@ describe('classifyCallError: what a failed request was, and whether it may have 
     expect(error.message).toBe('sheet answered with JSON-RPC error -32602: Invalid params');
   });
 
+  it("a result the MCP client refuses (it breaks the tool's outputSchema) is `protocol`, answered, and not said to be the app's JSON-RPC error", () => {
+    const refused = new ProtocolError(-32602, "Structured content does not match the tool's output schema: data/s must match pattern \"^[a-z]+$\"");
+    const error = classifyCallError(refused, sent);
+    expect(error).toMatchObject({ kind: 'protocol', outcome: 'answered', rpcCode: -32602 });
+    expect(error.message).toBe('the result from sheet was refused: Structured content does not match the tool\'s output schema: data/s must match pattern "^[a-z]+$"');
+    const missing = classifyCallError(new ProtocolError(-32600, 'Tool write has an output schema but did not return structured content'), sent);
+    expect(missing.message).toBe('the result from sheet was refused: Tool write has an output schema but did not return structured content');
+  });
+
   it('the call signal’s reason decides timeout or cancelled; sent or not decides unknown or not-sent', () => {
     const controller = new AbortController();
     controller.abort(new CallAbortReason('timeout', 'sheet.write did not finish within 1s (timeout)'));

@@ -1,0 +1,32 @@
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/client';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
+import { CheckTimeLimitError, hasPattern, runWithin, SCHEMA_CHECK_LIMIT_MS } from './bounded-check.js';
+
+/**
+ * The SDK's own JSON Schema validator (ajv, by dialect), with each check
+ * against a schema that has a pattern held to `limitMs`: one that runs out of
+ * time counts as not valid, saying why. The MCP client checks tool results
+ * against their `outputSchema` with it.
+ */
+export class BoundedJsonSchemaValidator implements jsonSchemaValidator {
+  private readonly inner = new AjvJsonSchemaValidator();
+
+  constructor(private readonly limitMs = SCHEMA_CHECK_LIMIT_MS) {}
+
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    const check = this.inner.getValidator<T>(schema);
+    if (!hasPattern(schema)) return check;
+    return (input) => {
+      try {
+        return runWithin(() => check(input), this.limitMs);
+      } catch (error) {
+        if (!(error instanceof CheckTimeLimitError)) throw error;
+        return {
+          valid: false,
+          data: undefined,
+          errorMessage: `checking it was stopped after ${this.limitMs}ms: a \`pattern\` in the schema backtracks too much on this value`,
+        };
+      }
+    };
+  }
+}
