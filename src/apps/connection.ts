@@ -16,6 +16,7 @@ import type { AppConfig, SecretEntry } from '../config/types.js';
 import { formatMs } from '../config/durations.js';
 import { timerMs } from '../clock.js';
 import { BoundedJsonSchemaValidator } from './bounded-validation.js';
+import { MAX_APP_DATA_NESTING, nestsDeeperThan } from '../nesting.js';
 import type { ConnectTransport } from './in-process-apps.js';
 import { createStreamMasker, maskSecrets, type StreamMasker } from '../secrets.js';
 import { classifyAuthFailure } from '../auth/auth-errors.js';
@@ -247,7 +248,11 @@ export class AppConnection {
               onprogress: options.onprogress,
               resetTimeoutOnProgress: false,
             });
-      return await (elicitor ? this.elicitation.run(elicitor, call) : call());
+      const result = await (elicitor ? this.elicitation.run(elicitor, call) : call());
+      if (nestsDeeperThan(result, MAX_APP_DATA_NESTING)) {
+        throw new CallError('protocol', `the result from ${this.name} was refused: it nests deeper than ${MAX_APP_DATA_NESTING} levels (limit for data from apps)`);
+      }
+      return result;
     } catch (error) {
       if (this.oversize) {
         throw new CallError('transport', `${this.name}: ${this.oversize.message}; the call ran, its result was dropped (raise the app's max-result to accept it)`, {
@@ -285,7 +290,8 @@ export class AppConnection {
       listChanged: {
         tools: {
           onChanged: (error, tools) => {
-            if (error || !tools) {
+            // A list that cannot be taken is read again (and refused, naming why) when next needed.
+            if (error || !tools || nestsDeeperThan(tools, MAX_APP_DATA_NESTING)) {
               this.toolsByName = undefined;
               return;
             }
@@ -439,6 +445,9 @@ export class AppConnection {
     this.toolsLoading ??= this.client
       .listTools(undefined, timeoutMs === undefined ? { signal } : { signal, timeout: timeoutMs })
       .then((result) => {
+        if (nestsDeeperThan(result.tools, MAX_APP_DATA_NESTING)) {
+          throw new CallError('protocol', `the tool list of ${this.name} was refused: it nests deeper than ${MAX_APP_DATA_NESTING} levels (limit for data from apps)`);
+        }
         this.toolsByName = new Map(result.tools.map((tool) => [tool.name, tool]));
         return this.toolsByName;
       })

@@ -71,13 +71,28 @@ export function parseLaidOutYaml(text: string, options: { json?: boolean } = {})
   } catch (error) {
     if (!(error instanceof YAMLException)) throw error;
     // A second document is the first problem to report, even when a later part of it does not parse.
-    throw findSecondDocument(text, recorder) ?? new YamlSyntaxError(error.mark?.position ?? 0, error.reason);
+    throw findSecondDocument(text, recorder) ?? toSyntaxError(error);
   }
   const problem = findSecondDocument(text, recorder);
   if (problem) throw problem;
   const [root] = recorder.roots;
   // An empty document is null, and is located at the top of the file.
   return { data: documents[0] ?? null, rootStart: root && !root.empty ? root.start : 0, layouts: recorder.layouts };
+}
+
+/** How deep runner files may nest: js-yaml's own default limit (its `maxDepth`), which is what stops a deeper file. */
+export const MAX_FILE_NESTING = 100;
+
+/** What the error for a file nested too deep says (callers recognise it by this text). */
+export const NESTING_LIMIT_MESSAGE = `nested deeper than ${MAX_FILE_NESTING} levels (limit for runner files)`;
+
+/** A js-yaml error as a YamlSyntaxError; going past the nesting limit is exact, and said in our words. */
+function toSyntaxError(error: YAMLException): YamlSyntaxError {
+  const offset = error.mark?.position ?? 0;
+  if (error.reason?.startsWith('nesting exceeded maxDepth')) {
+    return new YamlSyntaxError(offset, NESTING_LIMIT_MESSAGE, true);
+  }
+  return new YamlSyntaxError(offset, error.reason);
 }
 
 /** An error at the second document's `---`, when there is a second document. */

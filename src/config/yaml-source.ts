@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import type { Diagnostic, SourceLocation } from '../errors.js';
 import { formatBytes } from './sizes.js';
-import { parseLaidOutYaml, YamlLimitError, YamlSyntaxError, type Layout } from './yaml-layout.js';
+import { NESTING_LIMIT_MESSAGE, parseLaidOutYaml, YamlLimitError, YamlSyntaxError, type Layout } from './yaml-layout.js';
 import { pinpointSyntaxError } from './yaml-syntax-error.js';
 
 // YAML (and JSON) text with source positions, shared by the config and
@@ -113,7 +113,8 @@ export function parseYamlSource(
     }
     if (!(error instanceof YamlSyntaxError)) throw error;
     const { offset, message } = (!error.exact && pinpointSyntaxError(body, options)) || error;
-    diagnostics.push({ location: locationAt(source, offset), message: `${options.json ? 'JSON' : 'YAML'} syntax error: ${message}` });
+    const kind = options.json ? 'JSON' : 'YAML';
+    diagnostics.push({ location: locationAt(source, offset), message: message === NESTING_LIMIT_MESSAGE ? `${kind} ${message}` : `${kind} syntax error: ${message}` });
   }
   return { source, data: source.data };
 }
@@ -129,7 +130,11 @@ export function parseJsonSource(text: string, file: string, diagnostics: Diagnos
   const problems: Diagnostic[] = [];
   const parsed = parseYamlSource(text, file, problems, { json: true });
   try {
-    return { source: parsed.source, data: JSON.parse(text) as unknown };
+    const data = JSON.parse(text) as unknown;
+    // JSON.parse takes any depth; the YAML parser's nesting limit holds for JSON files too.
+    const tooDeep = problems.find((problem) => problem.message.includes(NESTING_LIMIT_MESSAGE));
+    if (tooDeep) diagnostics.push(tooDeep);
+    return { source: parsed.source, data: tooDeep ? undefined : data };
   } catch (error) {
     const message = (error as Error).message;
     const position = /at position (\d+)/.exec(message);

@@ -6,7 +6,17 @@ import { describe, it } from 'vitest';
 import { runInProcess } from '../helpers/in-process.js';
 import { createWorkspace, faultyArgs, repoRoot } from '../helpers/workspace.js';
 
-const backtrackingApp = join(repoRoot, 'test', 'apps', 'backtracking.js');
+const hostileDataApp = join(repoRoot, 'test', 'apps', 'hostile-data.js');
+
+/** Runs `steps` against test/apps/hostile-data.js (as app `bt`), in process; the run record and how the step with `id` ended. */
+async function runHostileData(steps: string) {
+  const ws = createWorkspace('');
+  ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  bt:\n    command: node\n    args: ${JSON.stringify([hostileDataApp])}\n`);
+  const workflow = ws.write('wf.yaml', `name: wf\nsteps:\n${steps}`);
+  const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, apps: 'process' });
+  const record = JSON.parse(result.stdout);
+  return { result, record, step: (id: string) => record.steps.find((entry: { id: string }) => entry.id === id) };
+}
 
 // What a hostile app can drive stays bounded: the time the runner waits for
 // an app that never answers its handshake, and the size of its log.
@@ -44,22 +54,33 @@ describe.concurrent('bounds', () => {
 
   describe("a pattern in a tool's schema that backtracks (the app chose the regular expression)", () => {
     it('stops checking a result after 1 s: the step fails naming the limit; arguments it cannot check in time are sent for the app to judge', async ({ expect }) => {
-      const ws = createWorkspace('');
-      ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  bt:\n    command: node\n    args: ${JSON.stringify([backtrackingApp])}\n`);
       // Unchecked, each of the first two takes about a minute here (and doubles with each `a`), with nothing else running meanwhile.
       const evil = `${'a'.repeat(30)}!`;
-      const workflow = ws.write(
-        'wf.yaml',
-        `name: wf\nsteps:\n  - id: output\n    uses: bt.evil_output\n    with: { n: 30 }\n  - id: input\n    uses: bt.evil_input\n    with: { s: "${evil}" }\n  - id: fine\n    uses: bt.fine_output\n`,
+      const { result, step } = await runHostileData(
+        `  - id: output\n    uses: bt.evil_output\n    with: { n: 30 }\n  - id: input\n    uses: bt.evil_input\n    with: { s: "${evil}" }\n  - id: fine\n    uses: bt.fine_output\n`,
       );
-      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir, apps: 'process' });
-      const record = JSON.parse(result.stdout);
-      const step = (id: string) => record.steps.find((entry: { id: string }) => entry.id === id);
       expect(result.code).toBe(1);
       expect(step('output')).toMatchObject({ status: 'failed', error: { kind: 'protocol' } });
       expect(step('output').error.message).toContain('stopped after 1000ms: a `pattern` in the schema backtracks');
       expect(step('input')).toMatchObject({ status: 'succeeded', text: 'got 31 characters' });
       expect(step('fine')).toMatchObject({ status: 'succeeded', outputs: { s: 'abc' } });
+    });
+  });
+
+  describe('how deep a result nests', () => {
+    it('refuses a result nested deeper than 1,000 levels, naming the limit; the run goes on and is recorded, its report written', async ({ expect }) => {
+      // 4,000 levels had overflowed the stack while the run was recorded: the run stopped as "could not be recorded".
+      const { result, record, step } = await runHostileData(
+        '  - id: deep\n    uses: bt.deep\n    with: { depth: 4000 }\n  - id: shallow\n    uses: bt.deep\n    with: { depth: 900 }\n  - id: after\n    uses: bt.fine_output\n    needs: [deep]\n    if: always()\n',
+      );
+      expect(result.code).toBe(1);
+      expect(step('deep')).toMatchObject({ status: 'failed', error: { kind: 'protocol' } });
+      expect(step('deep').error.message).toBe('the result from bt was refused: it nests deeper than 1000 levels (limit for data from apps)');
+      expect(step('shallow')).toMatchObject({ status: 'succeeded', text: '900 levels' });
+      expect(step('after').status).toBe('succeeded');
+      expect(record.status).toBe('failed');
+      expect(result.stderr).not.toContain('could not be recorded');
+      expect(existsSync(join(record.dir, 'report.html'))).toBe(true);
     });
   });
 

@@ -172,3 +172,19 @@ describe('parseJsonSource', () => {
     expect(locatePath(source, ['a'])).toEqual({ file: 'f.json', line: 3, col: 8 });
   });
 });
+
+describe('files nested too deep', () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  it('a YAML file nested deeper than 100 levels is an error at the level past the limit, said plainly (not a stack overflow)', () => {
+    expect(syntaxErrorOf(`a: { b: ${nested(1000)} }\n`)).toEqual(['f.yaml:1:107: YAML nested deeper than 100 levels (limit for runner files)']);
+    expect(parse(`a: ${nested(99)}\n`).data).toEqual({ a: JSON.parse(nested(99)) });
+  });
+
+  it('a JSON file too: JSON.parse alone would take any depth', () => {
+    const diagnostics: Diagnostic[] = [];
+    const { data } = parseJsonSource(`{"x": ${nested(200_000)}}`, 'f.json', diagnostics);
+    expect(data).toBeUndefined();
+    expect(diagnostics.map(formatDiagnostic)).toEqual(['f.json:1:105: JSON nested deeper than 100 levels (limit for runner files)']);
+  });
+});

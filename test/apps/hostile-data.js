@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Fixture MCP server (stdio) whose schemas hold a regular expression that
-// backtracks exponentially, `^(a+)+$`: matching it against N `a`s and a `!`
-// takes time that doubles with each `a` (about 3 s at 26 on a slow machine).
+// Fixture MCP server (stdio) that sends data built to hurt a client: schemas
+// holding a regular expression that backtracks exponentially, `^(a+)+$`
+// (matching it against N `a`s and a `!` takes time that doubles with each
+// `a`: about 3 s at 26 on a slow machine), and results nested very deep.
 //
-//   node test/apps/backtracking.js
+//   node test/apps/hostile-data.js
 //
 // Tools:
 //   evil_output {n}  answers structuredContent { s: 'a' × n + '!' } under an
@@ -11,6 +12,7 @@
 //                    check of the result is what backtracks
 //   evil_input {s}   its inputSchema gives `s` that pattern; answers `got N characters`
 //   fine_output {}   a benign pattern (`^[a-z]+$`) and a result that matches it
+//   deep {depth}     answers structuredContent { v: [[[…]]] }, lists inside lists `depth` deep
 import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
@@ -18,7 +20,7 @@ const BACKTRACKS = '^(a+)+$';
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const stringWith = (pattern) => ({ type: 'object', properties: { s: { type: 'string', pattern } }, required: ['s'] });
 
-const server = new McpServer({ name: 'backtracking', version: '1.0.0' }, { capabilities: { tools: {} } });
+const server = new McpServer({ name: 'hostile-data', version: '1.0.0' }, { capabilities: { tools: {} } });
 server.server.setRequestHandler('tools/list', () => ({
   tools: [
     {
@@ -29,6 +31,7 @@ server.server.setRequestHandler('tools/list', () => ({
     },
     { name: 'evil_input', inputSchema: stringWith(BACKTRACKS), annotations: READ_ONLY },
     { name: 'fine_output', inputSchema: { type: 'object' }, outputSchema: stringWith('^[a-z]+$'), annotations: READ_ONLY },
+    { name: 'deep', inputSchema: { type: 'object', properties: { depth: { type: 'integer' } } }, annotations: READ_ONLY },
   ],
 }));
 server.server.setRequestHandler('tools/call', async (request) => {
@@ -37,6 +40,11 @@ server.server.setRequestHandler('tools/call', async (request) => {
   if (name === 'evil_output') return structured(`${'a'.repeat(Number(args.n ?? 40))}!`);
   if (name === 'evil_input') return { content: [{ type: 'text', text: `got ${String(args.s).length} characters` }] };
   if (name === 'fine_output') return structured('abc');
+  if (name === 'deep') {
+    const depth = Number(args.depth ?? 4000);
+    const v = JSON.parse('['.repeat(depth) + ']'.repeat(depth));
+    return { content: [{ type: 'text', text: `${depth} levels` }], structuredContent: { v } };
+  }
   return { content: [{ type: 'text', text: `no tool ${name}` }], isError: true };
 });
 
