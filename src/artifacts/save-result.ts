@@ -7,6 +7,7 @@ import { extensionFor, fileNameForUri, sanitizeFileName } from './file-names.js'
 import { moveFileAtomic } from './move-file.js';
 import type { WriteBehind } from './write-behind.js';
 import { messageOf } from '../errors.js';
+import { CallError } from '../apps/call-error.js';
 
 export interface SavedResult {
   /** Absolute paths of the files saved, in content order. */
@@ -66,6 +67,10 @@ export async function saveResult(
   };
 
   const content = Array.isArray(result.content) ? result.content : [];
+  // Counted before anything is written: each file is a synchronous write and an inode, and a 64 MiB
+  // message has room for a million tiny images. Each linked resource is at least one file.
+  let budget = MAX_FILES_PER_RESULT - countFilesToSave(content, readResource !== undefined);
+  if (budget < 0) throw tooManyFiles(`${MAX_FILES_PER_RESULT - budget}`);
   const storedContent: unknown[] = [];
   for (const [index, block] of content.entries()) {
     switch (block.type) {
@@ -94,6 +99,9 @@ export async function saveResult(
         }
         try {
           const read = await readResource(block.uri);
+          // The link was counted as one file; its other parts come out of what is left.
+          budget -= Math.max(0, read.contents.length - 1);
+          if (budget < 0) throw tooManyFiles(`more than ${MAX_FILES_PER_RESULT}`, true);
           const saved = read.contents.map((part, partIndex) => {
             const entry = part as { uri: string; mimeType?: string; blob?: string; text?: string };
             const fallback = `link-${index}${read.contents.length > 1 ? `-${partIndex}` : ''}`;
@@ -104,6 +112,7 @@ export async function saveResult(
           });
           storedContent.push({ ...block, files: saved });
         } catch (error) {
+          if (error instanceof CallError) throw error;
           storedContent.push({ ...block, readError: messageOf(error) });
         }
         break;
@@ -118,6 +127,27 @@ export async function saveResult(
   if (writeBehind) writeBehind.add(writeRecord);
   else writeRecord();
   return { files, stored };
+}
+
+/** The most files one result may have saved: its image, audio and blob payloads, and the parts of the resources it links to. */
+export const MAX_FILES_PER_RESULT = 1_000;
+
+/** Payloads to save as files, and links to read (one file each at least) when they are read. */
+function countFilesToSave(content: readonly { type: string; resource?: unknown }[], readsLinks: boolean): number {
+  let count = 0;
+  for (const block of content) {
+    if (block.type === 'image' || block.type === 'audio') count++;
+    else if (block.type === 'resource' && typeof (block.resource as { blob?: unknown } | undefined)?.blob === 'string') count++;
+    else if (block.type === 'resource_link' && readsLinks) count++;
+  }
+  return count;
+}
+
+function tooManyFiles(count: string, linked = false): CallError {
+  return new CallError(
+    'protocol',
+    `the result was refused: it has ${count} files to save (images, audio, blobs${linked ? ' and the parts of the resources it links to' : ', linked resources'}), and one result may have at most ${MAX_FILES_PER_RESULT}`,
+  );
 }
 
 function uniqueName(wanted: string, used: Set<string>): string {

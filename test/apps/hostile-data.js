@@ -13,6 +13,7 @@
 //   evil_input {s}   its inputSchema gives `s` that pattern; answers `got N characters`
 //   fine_output {}   a benign pattern (`^[a-z]+$`) and a result that matches it
 //   deep {depth}     answers structuredContent { v: [[[…]]] }, lists inside lists `depth` deep
+//   many_images {count}  answers `count` tiny image blocks, all named alike
 import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
@@ -32,6 +33,7 @@ server.server.setRequestHandler('tools/list', () => ({
     { name: 'evil_input', inputSchema: stringWith(BACKTRACKS), annotations: READ_ONLY },
     { name: 'fine_output', inputSchema: { type: 'object' }, outputSchema: stringWith('^[a-z]+$'), annotations: READ_ONLY },
     { name: 'deep', inputSchema: { type: 'object', properties: { depth: { type: 'integer' } } }, annotations: READ_ONLY },
+    { name: 'many_images', inputSchema: { type: 'object', properties: { count: { type: 'integer' } } }, annotations: READ_ONLY },
   ],
 }));
 server.server.setRequestHandler('tools/call', async (request) => {
@@ -40,6 +42,10 @@ server.server.setRequestHandler('tools/call', async (request) => {
   if (name === 'evil_output') return structured(`${'a'.repeat(Number(args.n ?? 40))}!`);
   if (name === 'evil_input') return { content: [{ type: 'text', text: `got ${String(args.s).length} characters` }] };
   if (name === 'fine_output') return structured('abc');
+  if (name === 'many_images') {
+    const image = { type: 'image', data: Buffer.from('not really a png').toString('base64'), mimeType: 'image/png' };
+    return { content: Array.from({ length: Number(args.count ?? 1) }, () => image) };
+  }
   if (name === 'deep') {
     const depth = Number(args.depth ?? 4000);
     const v = JSON.parse('['.repeat(depth) + ']'.repeat(depth));

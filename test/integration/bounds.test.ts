@@ -84,6 +84,22 @@ describe.concurrent('bounds', () => {
     });
   });
 
+  describe('how many files a result has saved', () => {
+    it('refuses a result with more than 1,000 payloads before writing any of them; fewer are saved, alike names made unique', async ({ expect }) => {
+      // 1,001 blocks of 16 bytes each: a million fit in one message of the default max-result.
+      const { record, step } = await runHostileData('  - id: many\n    uses: bt.many_images\n    with: { count: 1001 }\n  - id: few\n    uses: bt.many_images\n    with: { count: 3 }\n');
+      expect(step('many')).toMatchObject({ status: 'failed', error: { kind: 'protocol' }, files: [] });
+      expect(step('many').error.message).toBe(
+        'the result was refused: it has 1001 files to save (images, audio, blobs, linked resources), and one result may have at most 1000',
+      );
+      expect(existsSync(join(record.dir, 'many'))).toBe(false); // not even the step's folder
+      expect(existsSync(join(record.dir, 'few', 'image-0.png'))).toBe(true);
+      expect(step('few').status).toBe('succeeded');
+      expect(step('few').files.map((file: string) => file.split('/').pop())).toEqual(['image-0.png', 'image-1.png', 'image-2.png']);
+      expect(readFileSync(step('few').files[2], 'utf8')).toBe('not really a png');
+    });
+  });
+
   describe('the size of a result', () => {
     it('takes results past the 10 MB line cap of the SDK over stdio, up to max-result, and fails a larger one naming the limit', async ({ expect }) => {
       const { run } = workspace([], '    max-result: 16MiB\n');

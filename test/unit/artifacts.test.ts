@@ -77,6 +77,17 @@ describe('saveResult', () => {
     expect(saved.files).toEqual([]);
     expect((saved.stored as { content: { readError: string }[] }).content[0]!.readError).toBe('no such resource');
   });
+  it('stops at 1,000 files when the parts of linked resources take a result past it, saving no further part', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runner-save-'));
+    const link = (n: number) => ({ type: 'resource_link' as const, uri: `x://r${n}`, name: `r${n}` });
+    const parts = (uri: string) => ({ contents: Array.from({ length: 600 }, (_, i) => ({ uri: `${uri}/${i}.txt`, text: 'x' })) });
+    const saving = saveResult(dir, { content: [link(1), link(2)] }, async (uri) => parts(uri));
+    await expect(saving).rejects.toMatchObject({
+      kind: 'protocol',
+      message: 'the result was refused: it has more than 1000 files to save (images, audio, blobs and the parts of the resources it links to), and one result may have at most 1000',
+    });
+    expect(readdirSync(dir)).toHaveLength(600); // the first link's parts, written before the second was read
+  });
 });
 
 describe('outputs and text', () => {
