@@ -1,10 +1,12 @@
 import type { CallError } from '../apps/call-error.js';
 import { type Diagnostic, exitCodeFor, formatDiagnostic, isWarning, messageOf, RunnerError } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
+import { safeForTerminal } from '../terminal-text.js';
 
 /** Prints an error the way every command does, and returns the exit code for it. */
 export function reportError(error: unknown, options: { stderr: (text: string) => void; debug?: boolean; secretValues?: readonly string[] }): number {
-  const mask = (text: string) => maskSecrets(text, options.secretValues ?? []);
+  // Messages carry what apps wrote (their errors, their stderr): what would steer a terminal is escaped.
+  const mask = (text: string) => safeForTerminal(maskSecrets(text, options.secretValues ?? []));
   if (error instanceof RunnerError) {
     if (error.diagnostics.length > 0) {
       const errors = error.diagnostics.filter((diagnostic) => !isWarning(diagnostic));

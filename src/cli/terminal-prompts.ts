@@ -3,6 +3,7 @@ import type { Approver, FieldsPrompter } from '../scheduler/events.js';
 import { allowRuleFor } from '../scheduler/policy.js';
 import { maskSecretsDeep } from '../secrets.js';
 import type { CliIO } from './io.js';
+import { safeForTerminal } from '../terminal-text.js';
 
 /**
  * Questions on the terminal: approval of `ask` calls (app, tool, hints and the
@@ -57,9 +58,11 @@ export function createTerminalPrompts(
       const args = JSON.stringify(maskSecretsDeep(request.args, secretValues), null, 2).split('\n').join('\n    ');
       const which = foreach ? `step ${request.stepId}, every item; item ${request.item} shown` : `step ${request.stepId}`;
       io.stderr(
-        `\n? ${name} (${which}) needs approval: ${request.reason}\n` +
-          `    hints: ${hints || 'none'}\n    arguments: ${args}\n` +
-          `    to stop being asked, add under policy.rules in runner.config.yaml: ${allowRuleFor(name)}\n`,
+        safeForTerminal(
+          `\n? ${name} (${which}) needs approval: ${request.reason}\n` +
+            `    hints: ${hints || 'none'}\n    arguments: ${args}\n` +
+            `    to stop being asked, add under policy.rules in runner.config.yaml: ${allowRuleFor(name)}\n`,
+        ),
       );
       const question = foreach
         ? `  Allow? [y] yes, every item of ${request.stepId}  [a] yes, and ${name} for the rest of this run  [N] no, none of them: `
@@ -80,13 +83,14 @@ export function createTerminalPrompts(
   const prompter: FieldsPrompter = (request) =>
     serialize(async () => {
       if (request.signal.aborted) return { action: 'cancel' as const };
-      io.stderr(`\n? ${request.app}.${request.tool} (step ${label(request.stepId, request.item)}) asks: ${request.message}\n  (empty answer to a required field declines)\n`);
+      // The question and its fields are the app's words: what would steer the terminal is escaped.
+      io.stderr(safeForTerminal(`\n? ${request.app}.${request.tool} (step ${label(request.stepId, request.item)}) asks: ${request.message}\n  (empty answer to a required field declines)\n`));
       try {
         return await withReadline(request.signal, async (ask) => {
           const content: Record<string, unknown> = {};
           for (const field of request.fields) {
             const choices = field.enum ? ` [${field.enum.join('/')}]` : '';
-            const answer = (await ask(`  ${field.name}${field.required ? '' : ' (optional)'}${choices}${field.description ? ` — ${field.description}` : ''}: `)).trim();
+            const answer = (await ask(safeForTerminal(`  ${field.name}${field.required ? '' : ' (optional)'}${choices}${field.description ? ` — ${field.description}` : ''}: `))).trim();
             if (answer === '') {
               if (field.required) return { action: 'decline' as const };
               continue;

@@ -1,4 +1,5 @@
 import { SEVERITY_ORDER, type Drift } from './types.js';
+import { safeForTerminal } from '../terminal-text.js';
 
 /** The longest before/after value shown in a diff; the lock holds the whole of it. */
 export const MAX_SHOWN_VALUE_CHARS = 300;
@@ -34,7 +35,7 @@ export function formatDrift(drifts: readonly Drift[]): string {
 /** A value as one line of JSON, cut to MAX_SHOWN_VALUE_CHARS. */
 export function showValue(value: unknown): string {
   // JSON escapes C0 controls; C1 controls (a lone CSI), bidi overrides and line separators are escaped too, so nothing a server sends can steer the terminal.
-  const text = (JSON.stringify(value) ?? 'null').replace(/[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = safeForTerminal(JSON.stringify(value) ?? 'null');
   if (text.length <= MAX_SHOWN_VALUE_CHARS) return text;
   return `${text.slice(0, MAX_SHOWN_VALUE_CHARS)}… (${(text.length - MAX_SHOWN_VALUE_CHARS).toLocaleString('en-US')} more characters)`;
 }

@@ -37,6 +37,15 @@ describe('failure kinds, provoked for real (docs/apps.md, Failures)', () => {
     expect(step('a').text).toContain('disk full');
   });
 
+  it("an app's error message cannot steer the terminal: its control characters are shown escaped, and kept as sent in the record", async () => {
+    // The workflow's YAML string turns each \uXXXX into the control character itself, which the app sends back in its error.
+    const { result, step } = await runWorkflow('  - id: a\n    uses: faulty.fail\n    with: { message: "before \\u001b[2J\\u001b]0;PWNED\\u0007 after \\u009b31m red" }\n');
+    expect(step('a').error.message).toContain('before \u001b[2J\u001b]0;PWNED\u0007 after \u009b31m red');
+    expect(result.stderr).toContain('reported an error: before \\u001b[2J\\u001b]0;PWNED\\u0007 after \\u009b31m red');
+    // eslint-disable-next-line no-control-regex -- control characters are what must not be there
+    expect(result.stderr).not.toMatch(/[\u001b\u0007\u009b]/);
+  });
+
   it('protocol: a JSON-RPC error response', async () => {
     const { result, step } = await runWorkflow('  - id: a\n    uses: faulty.rpc_error\n    with: { code: -32001 }\n');
     expect(result.code).toBe(1);

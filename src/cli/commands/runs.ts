@@ -10,6 +10,7 @@ import { deleteRuns, selectRunsToPrune } from '../../store/prune.js';
 import type { RunFilter } from '../../store/run-store.js';
 import { answerCommands } from '../../scheduler/approval.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { safeForTerminal } from '../../terminal-text.js';
 
 const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
@@ -50,11 +51,12 @@ export async function showRunCommand(id: string, options: GlobalOptions & { json
     io.stdout(JSON.stringify(run, null, 2) + '\n');
     return ExitCode.succeeded;
   }
-  io.stdout(`${summaryLine(run)}\n`);
+  // Errors and texts in a record are the apps' words: what would steer a terminal is escaped.
+  io.stdout(`${summaryLine(run, safeForTerminal)}\n`);
   if (interrupted) io.stdout(`  interrupted: the process that ran it is gone; continue it with \`runner resume ${run.id}\`\n`);
   io.stdout(`  workflow: ${run.workflow}${run.workflowFile ? ` (${run.workflowFile})` : ''}\n  dir: ${run.dir}\n  trigger: ${JSON.stringify(run.trigger)}\n`);
   for (const resume of run.resumes ?? []) io.stdout(`  resumed ${resume.at}: ran ${resume.steps.join(', ') || 'nothing'}\n`);
-  for (const step of run.steps) io.stdout(describeStep(step, run));
+  for (const step of run.steps) io.stdout(safeForTerminal(describeStep(step, run)));
   return ExitCode.succeeded;
 }
 

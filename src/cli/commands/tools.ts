@@ -9,6 +9,7 @@ import { maskSecretsDeep } from '../../secrets.js';
 import { describeFields, sampleWith } from '../describe-tool.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { openCommandContext } from '../context.js';
+import { safeForTerminal } from '../../terminal-text.js';
 
 /** One tool as `runner tools` shows it. */
 interface ToolEntry {
@@ -49,7 +50,8 @@ export async function toolsCommand(target: string | undefined, options: GlobalOp
     if (dot > 0) return printTool(listing[0], target!.slice(dot + 1), options, io, config);
     const print = <T>(value: T) => maskSecretsDeep(value, config.secretValues);
     if (options.json) io.stdout(JSON.stringify(print(listing), null, 2) + '\n');
-    else io.stdout(print(formatListing(listing)));
+    // Tool and server names are the app's: what would steer a terminal is escaped.
+    else io.stdout(safeForTerminal(print(formatListing(listing))));
     const asked = listing.filter((entry) => !('builtin' in entry && entry.builtin));
     return asked.length > 0 && asked.every((entry) => 'error' in entry) ? ExitCode.stepFailed : ExitCode.succeeded;
   } finally {
@@ -155,7 +157,7 @@ function printTool(entry: AppListing, toolName: string, options: { json?: boolea
     `    uses: ${uses}`,
     ...sampleWith(tool.inputSchema, '    '),
   ];
-  io.stdout(mask(lines.join('\n') + '\n'));
+  io.stdout(safeForTerminal(mask(lines.join('\n') + '\n')));
   return ExitCode.succeeded;
 }
 

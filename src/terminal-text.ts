@@ -1,0 +1,17 @@
+// Text that apps write (error messages, progress messages, questions, tool
+// descriptions, their stderr) reaches the user's terminal. Control characters
+// in it would be obeyed there: ESC starts sequences that clear the screen,
+// move the cursor over earlier lines, set the window title or write to the
+// clipboard; a carriage return overwrites the line; bidi controls reorder what
+// is shown. Such text is shown with those characters escaped (`\u001b`);
+// newlines and tabs stay.
+
+// eslint-disable-next-line no-control-regex -- control characters are what is escaped
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+
+/** `text` with every character that would steer a terminal written as `\uXXXX`. */
+export function safeForTerminal(text: string): string {
+  if (!UNSAFE.test(text)) return text;
+  return text.replace(UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
