@@ -15,3 +15,14 @@ export function safeForTerminal(text: string): string {
   if (!UNSAFE.test(text)) return text;
   return text.replace(UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/** The most characters of one message (an app's error, a progress message) a line of progress shows; the record keeps all of it. */
+export const MAX_SHOWN_MESSAGE_CHARS = 4_000;
+
+/** An app's message as a line of progress shows it: cut at MAX_SHOWN_MESSAGE_CHARS, saying how much was left out, and escaped (safeForTerminal). */
+export function shownMessage(text: string): string {
+  if (text.length <= MAX_SHOWN_MESSAGE_CHARS) return safeForTerminal(text);
+  // Not between the two halves of a character outside the BMP (an emoji).
+  const end = MAX_SHOWN_MESSAGE_CHARS - (/[\ud800-\udbff]/.test(text[MAX_SHOWN_MESSAGE_CHARS - 1]) ? 1 : 0);
+  return `${safeForTerminal(text.slice(0, end))}… (${(text.length - end).toLocaleString('en-US')} more characters in the run record)`;
+}

@@ -2,7 +2,7 @@ import type { RunRecord, StepErrorRecord, StepStatus } from '../artifacts/run-re
 import type { RunEvent } from '../scheduler/events.js';
 import { formatMs } from '../config/durations.js';
 import { maskSecrets } from '../secrets.js';
-import { safeForTerminal } from '../terminal-text.js';
+import { shownMessage } from '../terminal-text.js';
 import { answerCommands } from '../scheduler/approval.js';
 
 export interface ProgressOptions {
@@ -44,8 +44,8 @@ const SUMMARY_EVERY_MS = 5_000;
  * notifications of a call are printed at most once per step every few seconds.
  */
 function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
-  // Secrets are masked in the values a line shows (messages, reasons), never in ids or paths; what would steer a terminal is escaped.
-  const mask = (text: string) => safeForTerminal(maskSecrets(text, options.secretValues));
+  // Secrets are masked in the values a line shows (messages, reasons), never in ids or paths; a message is cut at a few thousand characters and what would steer a terminal is escaped.
+  const mask = (text: string) => shownMessage(maskSecrets(text, options.secretValues));
   const write = (line: string) => options.write(line + '\n');
   const now = options.now ?? Date.now;
   const lastProgress = new Map<string, number>();
@@ -116,7 +116,7 @@ function describeProgress(event: { progress: number; total?: number; message?: s
 
 /** A compact view redrawn in place: one line per step, then the summary. */
 function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
-  const mask = (text: string) => safeForTerminal(maskSecrets(text, options.secretValues));
+  const mask = (text: string) => shownMessage(maskSecrets(text, options.secretValues));
   let drawnLines = 0;
   let timer: NodeJS.Timeout | undefined;
   let latest: RunRecord | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { safeForTerminal } from '../../src/terminal-text.js';
+import { safeForTerminal, shownMessage } from '../../src/terminal-text.js';
 
 describe('safeForTerminal', () => {
   it('escapes what would steer a terminal: ESC sequences, BEL, CR, C1 controls (a lone CSI), bidi controls', () => {
@@ -9,5 +9,18 @@ describe('safeForTerminal', () => {
   it('leaves ordinary text, newlines, tabs and other languages as they are (the same string when nothing needs escaping)', () => {
     const text = 'line one\n\tline two — naïve 日本語 🙂';
     expect(safeForTerminal(text)).toBe(text);
+  });
+});
+
+describe('shownMessage', () => {
+  it('cuts a long message at 4,000 characters, saying how many more the record has, and escapes what it shows', () => {
+    const shown = shownMessage(`\u001b${'x'.repeat(1_000_000)}`);
+    expect(shown).toBe(`\\u001b${'x'.repeat(3_999)}… (996,001 more characters in the run record)`);
+    expect(shownMessage('short \u0007')).toBe('short \\u0007');
+  });
+
+  it('never cuts between the two halves of an emoji', () => {
+    const shown = shownMessage(`${'x'.repeat(3_999)}🙂🙂`);
+    expect(shown).toBe(`${'x'.repeat(3_999)}… (4 more characters in the run record)`);
   });
 });
