@@ -6,7 +6,7 @@ import { describePath } from '../config/schema-diagnostics.js';
 import { locatePath, type YamlPath } from '../config/yaml-source.js';
 import { readFacts, readPlainComparisonFacts, readPlainFacts, type ExpressionFacts, type Segment } from './expression-access.js';
 import { checkFacts, findBareBraces, type ExpressionScope } from './expression-checks.js';
-import { parseCached } from './expression-parser.js';
+import { parseCached, quotedExpression } from './expression-parser.js';
 import { readCondition } from './expressions.js';
 import { isRecord } from '../is-record.js';
 import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
@@ -92,7 +92,7 @@ function scanString(text: string, path: (string | number)[], scan: Scan): void {
     if (facts === undefined) {
       const parsed = parseCached(part.source, 'template');
       if (!parsed.ok) {
-        report(scan, path, text, part.start, { message: `${parsed.message} in \`${part.raw}\``, hint: parsed.hint });
+        report(scan, path, text, part.start, { message: `${parsed.message} in \`${quotedExpression(part.raw)}\``, hint: parsed.hint });
         continue;
       }
       facts = readFacts(parsed.expr, part.source);
@@ -118,7 +118,7 @@ function scanCondition(text: string, path: YamlPath, scan: Scan): void {
   if (facts === undefined) {
     const parsed = parseCached(condition.source, 'condition');
     if (!parsed.ok) {
-      report(scan, path, text, condition.at(parsed.position), { message: `${parsed.message} in \`${condition.raw}\``, hint: parsed.hint });
+      report(scan, path, text, condition.at(parsed.position), { message: `${parsed.message} in \`${quotedExpression(condition.raw)}\``, hint: parsed.hint });
       return;
     }
     facts = readFacts(parsed.expr, condition.source);

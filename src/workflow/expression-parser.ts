@@ -22,8 +22,16 @@ export type Parsed = { ok: true; expr: Expr } | { ok: false; message: string; hi
 
 /** "<what is wrong> in `<expression>`; <what is allowed>". */
 export function describeProblem(parsed: Parsed & { ok: false }, raw: string): string {
-  const where = `${parsed.message} in \`${raw}\``;
+  const where = `${parsed.message} in \`${quotedExpression(raw)}\``;
   return parsed.hint === undefined ? where : `${where}; ${parsed.hint}`;
+}
+
+/** The most characters of an expression a message quotes: the position says where it is, so its start is enough. */
+const MAX_QUOTED_CHARS = 200;
+
+/** An expression as a message quotes it: whole, or its first MAX_QUOTED_CHARS characters and how many more there are. */
+export function quotedExpression(raw: string): string {
+  return raw.length <= MAX_QUOTED_CHARS ? raw : `${raw.slice(0, MAX_QUOTED_CHARS)}… (${(raw.length - MAX_QUOTED_CHARS).toLocaleString('en-US')} more characters)`;
 }
 
 // Parsing is cached by text: a 1,000-step chain evaluates the same templates many times.

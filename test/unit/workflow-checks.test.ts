@@ -305,3 +305,12 @@ describe('coerceToolArguments', () => {
     expect(diagnoseLiteralArguments(tool, { text: 1, count: 'x' })).toEqual([{ message: '`count` must be integer, got a string ("x")', path: ['count'], target: 'value' }]);
   });
 });
+
+describe('a message about a very long expression', () => {
+  it('quotes only its first 200 characters (the position says where it is), not all 40,000 of them', () => {
+    const expression = `\${{ ${'('.repeat(20_000)}1${')'.repeat(20_000)} }}`;
+    const [message, ...rest] = diagnose(lines('name: wf', 'steps:', '  - id: a', '    uses: image.info', `    with: { path: "${expression}" }`));
+    expect(rest).toEqual([]);
+    expect(message).toBe(`wf.yaml:5:20: \`with.path\` of step \`a\`: Expression is longer than 21000 characters in \`${expression.slice(0, 200)}… (${(expression.length - 200).toLocaleString('en-US')} more characters)\``);
+  });
+});
