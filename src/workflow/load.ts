@@ -4,7 +4,7 @@ import { parseDuration } from '../config/durations.js';
 import { sortByLocation } from '../config/load.js';
 import { normalizeRetry } from '../config/normalize.js';
 import type { RunnerConfig } from '../config/types.js';
-import { diagnoseSchemaErrors, hintFor, validateAgainst } from '../config/schema-diagnostics.js';
+import { describePath, diagnoseSchemaErrors, hintFor, validateAgainst } from '../config/schema-diagnostics.js';
 import { locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile, type YamlPath, type YamlSource } from '../config/yaml-source.js';
 import { checkBuiltinStep } from './builtin-steps.js';
 import { locateArgumentProblem } from './locate-argument.js';
@@ -75,9 +75,9 @@ function parseAndNormalize(text: string, file: string, config: RunnerConfig, opt
     on: { ...(isRecord(raw.on?.watch) && { watch: normalizeWatch(raw.on.watch, context) }), schedule: normalizeSchedules(context) },
     inputs: normalizeInputs(context),
     ...(raw.concurrency !== undefined && { concurrency: raw.concurrency }),
-    ...(typeof raw.timeout === 'string' && { timeoutMs: parseDuration(raw.timeout) }),
+    ...(typeof raw.timeout === 'string' && { timeoutMs: readTimeout(raw.timeout, ['timeout'], context) }),
     defaults: {
-      ...(typeof raw.defaults?.timeout === 'string' && { timeoutMs: parseDuration(raw.defaults.timeout) }),
+      ...(typeof raw.defaults?.timeout === 'string' && { timeoutMs: readTimeout(raw.defaults.timeout, ['defaults', 'timeout'], context) }),
       ...(raw.defaults?.retry !== undefined && { retry: normalizeRetryDefensively(raw.defaults.retry) }),
     },
     steps: normalizeSteps(context),
@@ -231,13 +231,31 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   if (typeof condition === 'string') step.if = stripCondition(condition);
   if (raw.foreach !== undefined) step.foreach = raw.foreach as TemplateValue;
   if (raw.retry !== undefined) step.retry = normalizeRetryDefensively(raw.retry);
-  if (typeof raw.timeout === 'string') step.timeoutMs = parseDuration(raw.timeout);
-  if (typeof raw['idle-timeout'] === 'string') step.idleTimeoutMs = parseDuration(raw['idle-timeout']);
+  if (typeof raw.timeout === 'string') step.timeoutMs = readTimeout(raw.timeout, ['steps', index, 'timeout'], context);
+  if (typeof raw['idle-timeout'] === 'string') step.idleTimeoutMs = readTimeout(raw['idle-timeout'], ['steps', index, 'idle-timeout'], context);
   step.continueOnError = raw['continue-on-error'] === true;
   if (typeof raw['max-items'] === 'number') step.maxItems = raw['max-items'];
   if (isRecord(raw.elicit)) step.elicit = raw.elicit as Step['elicit'];
   step.location = locatePath(context.source, ['steps', index]);
   return step as Step;
+}
+
+/**
+ * A timeout's milliseconds (undefined when the text is not a duration: the
+ * schema reports that). A timeout of zero is allowed but warned about: nothing
+ * can finish within it, so what it bounds fails as a timeout at once.
+ */
+function readTimeout(text: string, path: YamlPath, context: Context): number | undefined {
+  const ms = parseDuration(text);
+  if (ms === 0) {
+    context.diagnostics.push({
+      location: locatePath(context.source, path),
+      message: `${describePath(path, context.raw, WORKFLOW_NAMES)} is \`${text}\`: nothing can finish within it, so it runs out at once`,
+      hint: 'give it a length, like 30s, or leave it out for the default',
+      severity: 'warning',
+    });
+  }
+  return ms;
 }
 
 /** `${{ x }}` → `x`; a bare condition stays as written. */

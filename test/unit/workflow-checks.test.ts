@@ -314,3 +314,17 @@ describe('a message about a very long expression', () => {
     expect(message).toBe(`wf.yaml:5:20: \`with.path\` of step \`a\`: Expression is longer than 21000 characters in \`${expression.slice(0, 200)}… (${(expression.length - 200).toLocaleString('en-US')} more characters)\``);
   });
 });
+
+describe('a timeout of zero', () => {
+  it('is warned about where it is written: nothing can finish within it', () => {
+    const warnings = diagnose(
+      lines('name: wf', 'timeout: 0s', 'defaults: { timeout: 0m }', 'steps:', '  - id: a', '    uses: image.info', '    timeout: 0ms', '    idle-timeout: 0s', '  - id: b', '    uses: image.info', '    timeout: 0.5s'),
+    );
+    expect(warnings).toEqual([
+      'warning: wf.yaml:2:10: `timeout` is `0s`: nothing can finish within it, so it runs out at once\n  hint: give it a length, like 30s, or leave it out for the default',
+      'warning: wf.yaml:3:22: `defaults.timeout` is `0m`: nothing can finish within it, so it runs out at once\n  hint: give it a length, like 30s, or leave it out for the default',
+      'warning: wf.yaml:7:14: `timeout` of step `a` is `0ms`: nothing can finish within it, so it runs out at once\n  hint: give it a length, like 30s, or leave it out for the default',
+      'warning: wf.yaml:8:19: `idle-timeout` of step `a` is `0s`: nothing can finish within it, so it runs out at once\n  hint: give it a length, like 30s, or leave it out for the default',
+    ]);
+  });
+});
