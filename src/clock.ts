@@ -37,14 +37,14 @@ function abortReason(signal: AbortSignal): unknown {
 }
 
 /**
- * Calls `fire` once `ms` have passed, over as many timers as that takes (a
- * delay that is not a finite number never fires); the function returned stops
- * it. Each timer is unref'd when `unref` is set.
+ * Calls `fire` once `ms` have passed, over as many timers as that takes (an
+ * infinite delay never fires; NaN fires at once, as Node's own timers do); the
+ * function returned stops it. Each timer is unref'd when `unref` is set.
  */
 function startTimer(ms: number, fire: () => void, unref: boolean): () => void {
-  if (ms <= MAX_TIMER_MS) {
+  if (ms <= MAX_TIMER_MS || Number.isNaN(ms)) {
     // The common case, on every call's path: one timer.
-    const timer = setTimeout(fire, Math.max(0, ms));
+    const timer = setTimeout(fire, Math.max(0, ms || 0));
     if (unref) timer.unref?.();
     return () => clearTimeout(timer);
   }
