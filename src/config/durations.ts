@@ -1,3 +1,4 @@
+import type { Diagnostic, SourceLocation } from '../errors.js';
 import type { Rate } from './types.js';
 
 // Durations and rates are parsed once, during normalization; everything after
@@ -52,4 +53,17 @@ export function formatMs(ms: number): string {
   if (ms < 60_000) return `${+(ms / 1000).toFixed(1)}s`;
   if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)}m`;
   return `${+(ms / 3_600_000).toFixed(1)}h`;
+}
+
+/**
+ * The warning for a timeout of zero, which is allowed but can only run out:
+ * nothing finishes within it. `what` names the timeout (`` `timeout` of step `a` ``).
+ */
+export function zeroTimeoutWarning(what: string, text: string, location: SourceLocation): Diagnostic {
+  return {
+    location,
+    message: `${what} is \`${text}\`: nothing can finish within it, so it runs out at once`,
+    hint: 'give it a length, like 30s, or leave it out for the default',
+    severity: 'warning',
+  };
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import type { Diagnostic } from '../errors.js';
-import { parseDuration, parseRate } from './durations.js';
+import { isWarning, type Diagnostic } from '../errors.js';
+import { parseDuration, parseRate, zeroTimeoutWarning } from './durations.js';
 import { collectAuthSecrets, normalizeAuth, warnLiteralAuthSecrets } from './normalize-auth.js';
 import { parseSize } from './sizes.js';
 import type { RawApp, RawConfig, RawRetry } from './schema.js';
@@ -97,7 +97,8 @@ export function normalizeConfig(input: NormalizeConfigInput, diagnostics: Diagno
       ...(raw.retention?.['max-runs'] !== undefined && { maxRuns: raw.retention['max-runs'] }),
     },
     ...queueOf(raw.queue, env, diagnostics),
-    warnings: [...(input.warnings ?? []), ...warnSecretsInArgs(input.apps, apps, secretEntries), ...warnLiteralAuthSecrets(input.apps)],
+    // The apps' own warnings (a timeout of zero) were collected with the errors.
+    warnings: [...(input.warnings ?? []), ...diagnostics.filter(isWarning), ...warnSecretsInArgs(input.apps, apps, secretEntries), ...warnLiteralAuthSecrets(input.apps)],
     ...(input.unusableApps?.length && { unusableApps: Object.fromEntries(input.unusableApps.map((app) => [app.name, app])) }),
   };
 }
@@ -168,6 +169,11 @@ function normalizeApp(
   const expandMap = (map: Record<string, string> | undefined, key: string) =>
     Object.fromEntries(Object.entries(map ?? {}).map(([k, v]) => [k, expand(v, [key, k])]));
 
+  const readTimeout = (key: 'timeout' | 'connect-timeout', text: string) => {
+    const ms = parseDuration(text);
+    if (ms === 0) diagnostics.push(zeroTimeoutWarning(`\`${key}\` of app \`${name}\``, text, locatePath(source, [...path, key])));
+    return ms;
+  };
   const base = {
     name,
     roots: raw.roots === false ? (false as const) : (raw.roots ?? [context.artifacts]).map((root) => resolve(context.dir, root)),
@@ -175,10 +181,10 @@ function normalizeApp(
     ...(raw.protocol !== undefined && raw.protocol !== 'auto' && { protocol: raw.protocol }),
     ...(raw.concurrency !== undefined && { concurrency: raw.concurrency }),
     ...(raw.rate !== undefined && { rate: parseRate(raw.rate) }),
-    ...(raw.timeout !== undefined && { timeoutMs: parseDuration(raw.timeout) }),
+    ...(raw.timeout !== undefined && { timeoutMs: readTimeout('timeout', raw.timeout) }),
     ...(raw['max-log'] !== undefined && { maxLogBytes: parseSize(raw['max-log']) }),
     ...(raw['max-result'] !== undefined && { maxResultBytes: parseSize(raw['max-result']) }),
-    ...(raw['connect-timeout'] !== undefined && { connectTimeoutMs: parseDuration(raw['connect-timeout']) }),
+    ...(raw['connect-timeout'] !== undefined && { connectTimeoutMs: readTimeout('connect-timeout', raw['connect-timeout']) }),
   };
   if (raw.command !== undefined) {
     if (raw.headers !== undefined) reportMisplacedKey('headers', 'url', declaration, diagnostics);

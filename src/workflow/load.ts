@@ -1,6 +1,6 @@
 import { basename, resolve } from 'node:path';
 import { isWarning, RunnerError, throwOnDiagnostics, type Diagnostic, type SourceLocation } from '../errors.js';
-import { parseDuration } from '../config/durations.js';
+import { parseDuration, zeroTimeoutWarning } from '../config/durations.js';
 import { sortByLocation } from '../config/load.js';
 import { normalizeRetry } from '../config/normalize.js';
 import type { RunnerConfig } from '../config/types.js';
@@ -247,14 +247,7 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
  */
 function readTimeout(text: string, path: YamlPath, context: Context): number | undefined {
   const ms = parseDuration(text);
-  if (ms === 0) {
-    context.diagnostics.push({
-      location: locatePath(context.source, path),
-      message: `${describePath(path, context.raw, WORKFLOW_NAMES)} is \`${text}\`: nothing can finish within it, so it runs out at once`,
-      hint: 'give it a length, like 30s, or leave it out for the default',
-      severity: 'warning',
-    });
-  }
+  if (ms === 0) context.diagnostics.push(zeroTimeoutWarning(describePath(path, context.raw, WORKFLOW_NAMES), text, locatePath(context.source, path)));
   return ms;
 }
 

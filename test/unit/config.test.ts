@@ -262,3 +262,15 @@ describe('loadConfig: import of mcpServers files', () => {
     ]);
   });
 });
+
+describe('loadConfig: a timeout of zero', () => {
+  it("is a warning at the app's key (nothing can finish within it), and the config loads", async () => {
+    const dir = await makeDir({ 'runner.config.yaml': 'apps:\n  a:\n    command: node\n    timeout: 0s\n    connect-timeout: 0ms\n  b:\n    command: node\n    timeout: 5s\n' });
+    const config = await loadConfig({ cwd: dir, env: {} });
+    expect(config.apps.a).toMatchObject({ timeoutMs: 0, connectTimeoutMs: 0 });
+    expect(config.warnings.map((warning) => `${warning.location?.line}:${warning.location?.col} ${warning.message}`)).toEqual([
+      '4:14 `timeout` of app `a` is `0s`: nothing can finish within it, so it runs out at once',
+      '5:22 `connect-timeout` of app `a` is `0ms`: nothing can finish within it, so it runs out at once',
+    ]);
+  });
+});
