@@ -4,16 +4,17 @@
 // move the cursor over earlier lines, set the window title or write to the
 // clipboard; a carriage return overwrites the line; bidi controls reorder what
 // is shown. Such text is shown with those characters escaped (`\u001b`);
-// newlines and tabs stay.
+// newlines and tabs stay, and so do Windows line ends (CRLF, shown as newlines).
 
 // eslint-disable-next-line no-control-regex -- control characters are what is escaped
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+const CRLF = /\r\n/g;
 
-/** `text` with every character that would steer a terminal written as `\uXXXX`. */
+/** `text` with every character that would steer a terminal written as `\uXXXX` (a CRLF line end is shown as a plain one). */
 export function safeForTerminal(text: string): string {
   if (!UNSAFE.test(text)) return text;
-  return text.replace(UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(CRLF, '\n').replace(UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The most characters of one message (an app's error, a progress message) a line of progress shows; the record keeps all of it. */

@@ -6,6 +6,10 @@ describe('safeForTerminal', () => {
     expect(safeForTerminal('a\u001b[2Jb\u001b]0;title\u0007c\rd\u009b31me\u202ef')).toBe('a\\u001b[2Jb\\u001b]0;title\\u0007c\\u000dd\\u009b31me\\u202ef');
   });
 
+  it('shows a Windows line end (CRLF) as a newline, and escapes a lone carriage return', () => {
+    expect(safeForTerminal('line one\r\nline two\rover')).toBe('line one\nline two\\u000dover');
+  });
+
   it('leaves ordinary text, newlines, tabs and other languages as they are (the same string when nothing needs escaping)', () => {
     const text = 'line one\n\tline two — naïve 日本語 🙂';
     expect(safeForTerminal(text)).toBe(text);
