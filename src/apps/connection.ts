@@ -288,16 +288,12 @@ export class AppConnection {
       // No `sampling`: runner has no model. `applyDefaults`: an accepted answer gets the schema's defaults for fields left out.
       capabilities: { elicitation: { form: { applyDefaults: true } }, ...(roots === false ? {} : { roots: { listChanged: false } }) },
       listChanged: {
-        tools: {
-          onChanged: (error, tools) => {
-            // A list that cannot be taken is read again (and refused, naming why) when next needed.
-            if (error || !tools || nestsDeeperThan(tools, MAX_APP_DATA_NESTING)) {
-              this.toolsByName = undefined;
-              return;
-            }
-            this.toolsByName = new Map(tools.map((tool) => [tool.name, tool]));
-          },
-        },
+        // The list is marked stale the moment the app says it changed, and read again at the next
+        // lookup. The app sends that notice before its answer, so the next step checks the tool it
+        // calls (and runner.lock) against the new list; fetching it on the notice instead (after the
+        // SDK's 300 ms debounce) let a step made sooner run on the old one, and let an app that keeps
+        // announcing changes have its whole list fetched and parsed again and again.
+        tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.forgetTools() },
       },
     });
     if (roots !== false) {
@@ -440,24 +436,34 @@ export class AppConnection {
     this.log = log;
   }
 
+  /** The app said its tools changed: the list loaded (or on its way) is not used again. */
+  private forgetTools(): void {
+    this.toolsByName = undefined;
+    this.toolsLoading = undefined;
+  }
+
   private async loadTools(signal?: AbortSignal, timeoutMs?: number): Promise<Map<string, Tool>> {
     if (this.toolsByName) return this.toolsByName;
-    this.toolsLoading ??= this.client
+    if (this.toolsLoading) return this.toolsLoading;
+    const loading: Promise<Map<string, Tool>> = this.client
       .listTools(undefined, timeoutMs === undefined ? { signal } : { signal, timeout: timeoutMs })
       .then((result) => {
         if (nestsDeeperThan(result.tools, MAX_APP_DATA_NESTING)) {
           throw new CallError('protocol', `the tool list of ${this.name} was refused: it nests deeper than ${MAX_APP_DATA_NESTING} levels (limit for data from apps)`);
         }
-        this.toolsByName = new Map(result.tools.map((tool) => [tool.name, tool]));
-        return this.toolsByName;
+        const tools = new Map(result.tools.map((tool) => [tool.name, tool]));
+        // Kept only if no change was announced while it was on its way (forgetTools dropped `loading`).
+        if (this.toolsLoading === loading) this.toolsByName = tools;
+        return tools;
       })
       .catch((error: unknown) => {
         throw this.classify(error, { signal, sent: true });
       })
       .finally(() => {
-        this.toolsLoading = undefined;
+        if (this.toolsLoading === loading) this.toolsLoading = undefined;
       });
-    return this.toolsLoading;
+    this.toolsLoading = loading;
+    return loading;
   }
 
   private markClosed(): void {

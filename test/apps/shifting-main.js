@@ -10,24 +10,17 @@ export async function main() {
   const { server: info = { name: 'shifting', version: '1.0.0' }, tools: first } = readTools(toolsFile);
   let tools = first;
   let next = nextFile;
-  let listed = () => {};
 
   const server = new McpServer(info, { capabilities: { tools: { listChanged: true } } });
-  server.server.setRequestHandler('tools/list', () => {
-    listed();
-    return { tools };
-  });
+  server.server.setRequestHandler('tools/list', () => ({ tools }));
   server.server.setRequestHandler('tools/call', async (request) => {
     const { name, arguments: args = {} } = request.params;
     appendFileSync(callsFile, `${name} ${JSON.stringify(args)}\n`);
     if (next) {
+      // As a server would: the tools change, the notice goes out, and then this answer, at once.
       tools = readTools(next).tools;
       next = undefined;
-      const relisted = new Promise((resolve) => (listed = resolve));
       await server.server.notification({ method: 'notifications/tools/list_changed' });
-      await relisted;
-      // One turn of the event loop: the new list goes out before this answer.
-      await new Promise((resolve) => setImmediate(resolve));
     }
     return { content: [{ type: 'text', text: `ok ${name}` }] };
   });

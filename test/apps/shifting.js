@@ -8,8 +8,9 @@
 // TOOLS.json: { "server"?: { "name", "version" }, "tools": [ { "name", "description",
 // "inputSchema", "annotations"? } ] }. Every tools/call appends `<name> <arguments JSON>`
 // as a line to CALLS.log and answers `ok <name>`. With NEXT.json, the first call
-// switches to its tools mid-run: it sends notifications/tools/list_changed and
-// answers once the client has listed the tools again.
+// switches to its tools mid-run: it sends notifications/tools/list_changed, then
+// answers at once, as a server would (the client lists the tools again when it
+// next needs them).
 import { main } from './shifting-main.js';
 
 await main();

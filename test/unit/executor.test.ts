@@ -200,6 +200,40 @@ describe('tool discovery', () => {
     await expect.poll(async () => (await connection.getTool('late'))?.name, { timeout: 3000 }).toBe('late');
     await apps.closeAll();
   });
+
+  it('a change notice marks the list stale at once; it is read again once, at the next lookup, however many notices came', async () => {
+    const artifacts = mkdtempSync(join(tmpdir(), 'runner-list-'));
+    const config = setup('name: wf\nsteps:\n  - id: a\n    uses: mem.add\n    with: { a: 1, b: 1 }\n').config;
+    let lists = 0;
+    let server: McpServer | undefined;
+    let tools = [{ name: 'first', inputSchema: { type: 'object' as const } }];
+    const apps = new AppRegistry({
+      config: { ...config, artifacts },
+      verdictFile: null,
+      connectTransport: () => {
+        const [client, serverSide] = InMemoryTransport.createLinkedPair();
+        server = new McpServer({ name: 'mem', version: '1.2.3' }, { capabilities: { tools: { listChanged: true } } });
+        server.server.setRequestHandler('tools/list', () => {
+          lists++;
+          return { tools };
+        });
+        void server.connect(serverSide);
+        return client;
+      },
+    });
+    const connection = await apps.get('mem');
+    expect((await connection.getTool('first'))?.name).toBe('first');
+    const listedAtStart = lists;
+    tools = [{ name: 'second', inputSchema: { type: 'object' as const } }];
+    for (let i = 0; i < 200; i++) await server!.server.notification({ method: 'notifications/tools/list_changed' });
+    // A ping answered means the client has handled every message sent before it: the notices.
+    await server!.server.ping();
+    expect(connection.cachedTool('first')).toBeUndefined();
+    expect(await connection.getTool('first')).toBeUndefined();
+    expect((await connection.getTool('second'))?.name).toBe('second');
+    expect(lists - listedAtStart).toBe(1);
+    await apps.closeAll();
+  });
 });
 
 describe('executeRun on the fake clock', () => {
