@@ -135,21 +135,19 @@ export function maskToolResult(result: unknown, secretValues: readonly string[])
   if (secretValues.length === 0 || !isRecord(result)) return maskSecretsDeep(result, secretValues);
   // Everything else is masked by default: a field the runner does not know
   // (a link's `description`, a `readError`) may carry a secret just as well.
+  // fromEntries: a key an app calls `__proto__` stays an own field, as JSON.parse made it (assigning it would set the prototype).
   const maskBlock = (block: unknown): unknown => {
     if (!isRecord(block)) return maskSecretsDeep(block, secretValues);
-    const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(block)) {
-      if (RESULT_FIELDS_KEPT.has(key)) out[key] = value;
-      else if (key === 'resource') out[key] = maskBlock(value);
-      else out[key] = maskSecretsDeep(value, secretValues);
-    }
-    return out;
+    return Object.fromEntries(
+      Object.entries(block).map(([key, value]) => [
+        key,
+        RESULT_FIELDS_KEPT.has(key) ? value : key === 'resource' ? maskBlock(value) : maskSecretsDeep(value, secretValues),
+      ]),
+    );
   };
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(result)) {
-    out[key] = key === 'content' && Array.isArray(value) ? value.map(maskBlock) : maskSecretsDeep(value, secretValues);
-  }
-  return out;
+  return Object.fromEntries(
+    Object.entries(result).map(([key, value]) => [key, key === 'content' && Array.isArray(value) ? value.map(maskBlock) : maskSecretsDeep(value, secretValues)]),
+  );
 }
 
 const matchers = new WeakMap<object, { items: unknown[]; values: string[]; matcher: Matcher }>();

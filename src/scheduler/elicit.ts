@@ -23,13 +23,14 @@ export function createElicitationHandler(
     const properties = (request.requestedSchema.properties ?? {}) as Record<string, { type?: string; description?: string; enum?: unknown[]; default?: unknown }>;
     const required = new Set(request.requestedSchema.required ?? []);
     const given = step.elicit ? (evaluateTemplate(step.elicit, ctx) as Record<string, unknown>) : {};
-    const content: Record<string, unknown> = {};
-    for (const name of Object.keys(properties)) if (name in given) content[name] = given[name];
+    // The field names are the app's: own keys only (`toString` is not a field the workflow gave), and
+    // built with fromEntries, where `__proto__` is a field like any other.
+    const content: Record<string, unknown> = Object.fromEntries(Object.keys(properties).filter((name) => Object.hasOwn(given, name)).map((name) => [name, given[name]]));
     const fromWorkflow = Object.keys(content);
-    const missing = Object.keys(properties).filter((name) => !(name in content));
+    const missing = Object.keys(properties).filter((name) => !Object.hasOwn(content, name));
     const defaults = defaultsOf(properties);
-    const missingRequired = missing.filter((name) => required.has(name) && !(name in defaults));
-    const defaulted = missing.filter((name) => name in defaults);
+    const missingRequired = missing.filter((name) => required.has(name) && !Object.hasOwn(defaults, name));
+    const defaulted = missing.filter((name) => Object.hasOwn(defaults, name));
 
     let answer: ElicitationAnswer;
     let source: ElicitationRecord['source'];
@@ -43,7 +44,7 @@ export function createElicitationHandler(
         stepId: step.id,
         item,
         message: request.message,
-        fields: missing.map((name) => ({ name, type: properties[name]?.type ?? 'string', description: properties[name]?.description, required: required.has(name) && !(name in defaults), enum: properties[name]?.enum })),
+        fields: missing.map((name) => ({ name, type: properties[name]?.type ?? 'string', description: properties[name]?.description, required: required.has(name) && !Object.hasOwn(defaults, name), enum: properties[name]?.enum })),
         signal,
       });
       answer = asked.action === 'accept' ? { action: 'accept', content: { ...defaults, ...content, ...withoutBlanks(asked.content) } } : { action: asked.action };
@@ -59,9 +60,8 @@ export function createElicitationHandler(
 
 /** Each field's schema `default`, where it has one. */
 function defaultsOf(properties: Record<string, { default?: unknown }>): Record<string, unknown> {
-  const defaults: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(properties)) if (schema && Object.hasOwn(schema, 'default')) defaults[name] = schema.default;
-  return defaults;
+  // fromEntries: a field the app calls `__proto__` stays a field.
+  return Object.fromEntries(Object.entries(properties).filter(([, schema]) => schema && Object.hasOwn(schema, 'default')).map(([name, schema]) => [name, schema.default]));
 }
 
 /** An answer's fields without those left unset, so a default stands where the user typed nothing. */

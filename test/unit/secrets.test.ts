@@ -276,6 +276,16 @@ describe('maskToolResult', () => {
   });
 });
 
+describe('maskToolResult and a field named __proto__', () => {
+  it('keeps it as the own field JSON.parse made it, masked, and changes no prototype', () => {
+    const result = JSON.parse('{"content":[{"type":"text","text":"x","__proto__":{"note":"sk-1234"}}],"__proto__":{"trace":"sk-1234"}}') as unknown;
+    const masked = maskToolResult(result, ['sk-1234']) as Record<string, unknown> & { content: Record<string, unknown>[] };
+    expect(Object.getPrototypeOf(masked)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(masked.content[0])).toBe(Object.prototype);
+    expect(JSON.stringify(masked)).toBe('{"content":[{"type":"text","text":"x","__proto__":{"note":"***"}}],"__proto__":{"trace":"***"}}');
+  });
+});
+
 describe('saveResult with secrets', () => {
   it('writes result.json masked and payload files as delivered', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'runner-secrets-'));
