@@ -122,20 +122,21 @@ type JsonObject = Record<string, unknown>;
  * optional argument or a changed one does not, by itself.
  */
 function compareInputSchema(before: JsonObject, after: JsonObject): ToolDrift[] {
+  // Argument names are the app's: own keys only (an argument may be called `constructor`).
   const drifts: ToolDrift[] = [];
   const [propsBefore, propsAfter] = [asObject(before.properties), asObject(after.properties)];
   const [reqBefore, reqAfter] = [requiredOf(before), requiredOf(after)];
   for (const name of [...reqAfter].filter((name) => !reqBefore.has(name)).sort()) {
-    const change = name in propsBefore ? `argument \`${name}\` became required` : `new required argument \`${name}\``;
+    const change = Object.hasOwn(propsBefore, name) ? `argument \`${name}\` became required` : `new required argument \`${name}\``;
     drifts.push({ severity: 'breaking', change, after: propsAfter[name], stops: true });
   }
   for (const name of Object.keys(propsBefore).sort()) {
-    if (!(name in propsAfter)) drifts.push({ severity: 'breaking', change: `argument \`${name}\` removed`, before: propsBefore[name], stops: true });
+    if (!Object.hasOwn(propsAfter, name)) drifts.push({ severity: 'breaking', change: `argument \`${name}\` removed`, before: propsBefore[name], stops: true });
   }
   for (const name of Object.keys(propsAfter).sort()) {
-    if (!(name in propsBefore) && !reqAfter.has(name)) {
+    if (!Object.hasOwn(propsBefore, name) && !reqAfter.has(name)) {
       drifts.push({ severity: 'schema', change: `new optional argument \`${name}\``, after: propsAfter[name], stops: true });
-    } else if (name in propsBefore) {
+    } else if (Object.hasOwn(propsBefore, name)) {
       drifts.push(...compareWhole(`argument \`${name}\``, propsBefore[name], propsAfter[name]));
       if (reqBefore.has(name) && !reqAfter.has(name)) drifts.push({ severity: 'schema', change: `argument \`${name}\` is no longer required`, stops: true });
     }

@@ -94,6 +94,12 @@ describe('compareWithLock', () => {
     const drifts = driftsAfter([write, { ...read, inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }]);
     expect(drifts.map((d) => d.change)).toEqual(['argument `id` became required']);
   });
+  it('names arguments called like Object.prototype members as any other: `constructor` removed, `toString` new', () => {
+    const before = { ...read, inputSchema: { type: 'object', properties: { constructor: { type: 'string' } } } } as ListedTool;
+    const after = { ...read, inputSchema: { type: 'object', properties: { toString: { type: 'string' } } } } as ListedTool;
+    const drifts = compareWithLock(lockOf([write, before]), lockEntriesFor(used, liveOf([write, after])), used);
+    expect(drifts.map((d) => d.change)).toEqual(['argument `constructor` removed', 'new optional argument `toString`']);
+  });
   it('ignores tools the workflows do not call', () => {
     const lock = lockOf([write, read]);
     const onlyWrite = new Map([['notes', new Set(['write'])]]);
