@@ -188,7 +188,7 @@ describe('queue mode recovery', () => {
 });
 
 describe('a worker asked to stop', () => {
-  it('stops at once with Redis up (exit 0), and within its grace when Redis does not answer (exit 130, saying so)', async () => {
+  it('stops at once with Redis up (exit 0), and with Redis gone either at once or within its grace (exit 130, saying so)', async () => {
     const own = await startRedisServer();
     try {
       const dir = createWorkspace('');
@@ -205,13 +205,17 @@ describe('a worker asked to stop', () => {
       expect(await up.exited).toEqual({ code: 0, signal: null });
       expect(up.stderr()).not.toContain('Redis did not answer');
 
-      // Redis goes away for good: BullMQ's own close would wait for it forever.
+      // Redis goes away for good: BullMQ's own close may notice the lost connection at once (exit 0) or wait
+      // for Redis to come back, which here is never: the grace then ends it (exit 130, saying so). Either way
+      // it stops; without the grace it could wait forever.
       const down = await start();
       await own.stop();
       down.child.kill('SIGTERM');
-      expect(await down.exited).toEqual({ code: 130, signal: null });
+      const { code, signal } = await down.exited;
+      expect(signal).toBeNull();
+      expect([0, 130]).toContain(code);
       expect(down.stderr()).toContain('SIGTERM: finishing calls in flight');
-      expect(down.stderr()).toContain('worker: Redis did not answer within 300ms while stopping: stopping without it.');
+      expect(down.stderr().includes('worker: Redis did not answer within 300ms while stopping: stopping without it.')).toBe(code === 130);
     } finally {
       await own.stop();
     }
