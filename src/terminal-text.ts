@@ -27,3 +27,42 @@ export function shownMessage(text: string): string {
   const end = MAX_SHOWN_MESSAGE_CHARS - (/[\ud800-\udbff]/.test(text[MAX_SHOWN_MESSAGE_CHARS - 1]) ? 1 : 0);
   return `${safeForTerminal(text.slice(0, end))}… (${(text.length - end).toLocaleString('en-US')} more characters in the run record)`;
 }
+
+// SGR sequences (`ESC [ … m`) only set colors and styles; apps log with them.
+// eslint-disable-next-line no-control-regex -- ESC is what starts them
+const SGR = /\u001b\[[0-9;:]*m/g;
+/** An SGR sequence cut off at the end of a chunk, to be finished by the next one. */
+// eslint-disable-next-line no-control-regex -- ESC is what starts them
+const OPEN_SGR_AT_END = /\u001b(\[[0-9;:]*)?$/;
+
+/**
+ * A filter for text that arrives in chunks (a log file read as a stream): each
+ * chunk comes out as safeForTerminal makes it, but for colors and styles
+ * (SGR sequences), which are kept. A sequence split between two chunks is
+ * held back until it is whole; `end()` gives what is left.
+ */
+export function terminalFilterKeepingColors(): { write(chunk: string): string; end(): string } {
+  let held = '';
+  const filter = (text: string): string => {
+    let out = '';
+    let from = 0;
+    for (const match of text.matchAll(SGR)) {
+      out += safeForTerminal(text.slice(from, match.index)) + match[0];
+      from = match.index + match[0].length;
+    }
+    return out + safeForTerminal(text.slice(from));
+  };
+  return {
+    write(chunk) {
+      const text = held + chunk;
+      const open = OPEN_SGR_AT_END.exec(text);
+      held = open ? open[0] : '';
+      return filter(open ? text.slice(0, open.index) : text);
+    },
+    end() {
+      const rest = held;
+      held = '';
+      return safeForTerminal(rest);
+    },
+  };
+}

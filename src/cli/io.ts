@@ -9,6 +9,8 @@ export interface CliIO {
   stdin: Readable & { isTTY?: boolean };
   /** Whether stderr is a terminal (live progress view, prompts). */
   stderrIsTTY: boolean;
+  /** Whether stdout is a terminal (`runner logs` then escapes what would steer it). */
+  stdoutIsTTY?: boolean;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Apps served in this process instead of started or dialed (tests, programs that embed the CLI); the others start as configured. */
@@ -24,6 +26,7 @@ export function processIO(): CliIO {
     stderr,
     stdin: process.stdin,
     stderrIsTTY: Boolean(process.stderr.isTTY),
+    stdoutIsTTY: Boolean(process.stdout.isTTY),
     cwd: process.cwd(),
     env: process.env,
   };

@@ -26,6 +26,8 @@ export async function runInProcess(
      * every other app starts as configured; `'process'` starts every app as configured.
      */
     apps?: 'process' | InProcessApps;
+    /** Whether the command is told stdout is a terminal (default: not). */
+    stdoutIsTTY?: boolean;
   },
 ): Promise<CliResult> {
   let stdout = '';
@@ -38,6 +40,7 @@ export async function runInProcess(
     },
     stdin: Readable.from([]),
     stderrIsTTY: false,
+    stdoutIsTTY: options.stdoutIsTTY ?? false,
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
     inProcessApps: options.apps === 'process' ? undefined : (options.apps ?? faultyInMemory()),

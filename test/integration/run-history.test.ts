@@ -236,6 +236,16 @@ describe('runs, runs show and logs', () => {
     expect(none.stderr).toContain('nosuchapp');
     expect(none.stdout).toBe('');
   });
+
+  it('`logs ID APP` on a terminal escapes what would steer it and keeps colors; piped, it is the log as written', async () => {
+    const written = 'plain \u001b[32mgreen\u001b[0m \u001b[2J\u001b]0;title\u0007 done\n';
+    writeFileSync(join(made.crashy.dir, 'logs', 'colors.log'), written);
+    const args = ['--config', ws.config, 'logs', made.crashy.id, 'colors'];
+    const onTerminal = await runInProcess(args, { cwd: ws.dir, stdoutIsTTY: true });
+    expect(onTerminal.stdout).toBe('plain \u001b[32mgreen\u001b[0m \\u001b[2J\\u001b]0;title\\u0007 done\n');
+    const piped = await runInProcess(args, { cwd: ws.dir });
+    expect(piped.stdout).toBe(written);
+  });
 });
 
 describe('runs prune', () => {

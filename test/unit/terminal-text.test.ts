@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { safeForTerminal, shownMessage } from '../../src/terminal-text.js';
+import { safeForTerminal, shownMessage, terminalFilterKeepingColors } from '../../src/terminal-text.js';
 
 describe('safeForTerminal', () => {
   it('escapes what would steer a terminal: ESC sequences, BEL, CR, C1 controls (a lone CSI), bidi controls', () => {
@@ -26,5 +26,18 @@ describe('shownMessage', () => {
   it('never cuts between the two halves of an emoji', () => {
     const shown = shownMessage(`${'x'.repeat(3_999)}🙂🙂`);
     expect(shown).toBe(`${'x'.repeat(3_999)}… (4 more characters in the run record)`);
+  });
+});
+
+describe('terminalFilterKeepingColors', () => {
+  it('keeps colors and styles, escapes every other sequence, and finishes a sequence split between chunks', () => {
+    const filter = terminalFilterKeepingColors();
+    const out = [filter.write('a \u001b[1;32mok\u001b[0m \u001b[2J b \u001b[3'), filter.write('1mred\u001b'), filter.write('[0m'), filter.end()].join('');
+    expect(out).toBe('a \u001b[1;32mok\u001b[0m \\u001b[2J b \u001b[31mred\u001b[0m');
+  });
+
+  it('escapes a sequence the log ends in the middle of', () => {
+    const filter = terminalFilterKeepingColors();
+    expect(filter.write('x\u001b[') + filter.end()).toBe('x\\u001b[');
   });
 });

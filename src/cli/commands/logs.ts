@@ -4,10 +4,12 @@ import { loadHistorySettings } from '../../config/history-settings.js';
 import { ExitCode, RunnerError } from '../../errors.js';
 import { findRun, withRunStore } from '../../store/run-history.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { terminalFilterKeepingColors } from '../../terminal-text.js';
 
 /**
  * `runner logs ID [APP]`: what the run's apps wrote to stderr (secrets
- * masked when it was captured), one app or all of them with a header each.
+ * masked when it was captured), one app or all of them with a header each;
+ * on a terminal, with what would steer it escaped (colors kept).
  */
 export async function logsCommand(id: string, app: string | undefined, options: GlobalOptions, io: CliIO): Promise<number> {
   const config = await loadHistorySettings({ configPath: options.config, cwd: io.cwd, env: io.env });
@@ -24,7 +26,11 @@ export async function logsCommand(id: string, app: string | undefined, options: 
   }
   for (const name of apps) {
     if (apps.length > 1) io.stdout(`==> ${name} <==\n`);
-    for await (const chunk of createReadStream(join(folder, `${name}.log`), 'utf8')) io.stdout(chunk as string);
+    // On a terminal, what the app wrote cannot steer it: control characters show escaped, colors stay.
+    // Piped or redirected, the log goes out as it was written.
+    const filter = io.stdoutIsTTY ? terminalFilterKeepingColors() : undefined;
+    for await (const chunk of createReadStream(join(folder, `${name}.log`), 'utf8')) io.stdout(filter ? filter.write(chunk as string) : (chunk as string));
+    if (filter) io.stdout(filter.end());
   }
   return ExitCode.succeeded;
 }
