@@ -42,19 +42,13 @@ function abortReason(signal: AbortSignal): unknown {
  * function returned stops it. Each timer is unref'd when `unref` is set.
  */
 function startTimer(ms: number, fire: () => void, unref: boolean): () => void {
-  if (ms <= MAX_TIMER_MS || Number.isNaN(ms)) {
-    // The common case, on every call's path: one timer.
-    const timer = setTimeout(fire, Math.max(0, ms || 0));
-    if (unref) timer.unref?.();
-    return () => clearTimeout(timer);
-  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const arm = (left: number) => {
-    if (!(left < Infinity)) return;
+    if (left === Infinity) return;
     timer = setTimeout(left > MAX_TIMER_MS ? () => arm(left - MAX_TIMER_MS) : fire, timerMs(left));
     if (unref) timer.unref?.();
   };
-  arm(ms);
+  arm(Number.isNaN(ms) ? 0 : ms);
   return () => clearTimeout(timer);
 }
 

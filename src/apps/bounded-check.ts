@@ -44,6 +44,19 @@ export function runWithin<T>(fn: () => T, limitMs: number): T {
   }
 }
 
+/**
+ * `check()` within SCHEMA_CHECK_LIMIT_MS (or `limitMs`), or what `outOfTime`
+ * says when it took longer and was stopped.
+ */
+export function checkWithin<T>(check: () => T, outOfTime: () => T, limitMs = SCHEMA_CHECK_LIMIT_MS): T {
+  try {
+    return runWithin(check, limitMs);
+  } catch (error) {
+    if (error instanceof CheckTimeLimitError) return outOfTime();
+    throw error;
+  }
+}
+
 /** Schemas past this many nodes are treated as having a pattern rather than walked to the end. */
 const MAX_NODES_WALKED = 10_000;
 

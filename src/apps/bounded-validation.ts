@@ -1,6 +1,6 @@
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/client';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
-import { CheckTimeLimitError, hasPattern, runWithin, SCHEMA_CHECK_LIMIT_MS } from './bounded-check.js';
+import { checkWithin, hasPattern, SCHEMA_CHECK_LIMIT_MS } from './bounded-check.js';
 
 /**
  * The SDK's own JSON Schema validator (ajv, by dialect), with each check
@@ -16,17 +16,15 @@ export class BoundedJsonSchemaValidator implements jsonSchemaValidator {
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
     const check = this.inner.getValidator<T>(schema);
     if (!hasPattern(schema)) return check;
-    return (input) => {
-      try {
-        return runWithin(() => check(input), this.limitMs);
-      } catch (error) {
-        if (!(error instanceof CheckTimeLimitError)) throw error;
-        return {
+    return (input) =>
+      checkWithin(
+        () => check(input),
+        () => ({
           valid: false,
           data: undefined,
           errorMessage: `checking it was stopped after ${this.limitMs}ms: a \`pattern\` in the schema backtracks too much on this value`,
-        };
-      }
-    };
+        }),
+        this.limitMs,
+      );
   }
 }

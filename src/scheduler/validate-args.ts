@@ -3,7 +3,7 @@ import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import type { Tool } from '@modelcontextprotocol/client';
 import { hintFor, suggestClosest } from '../config/schema-diagnostics.js';
 import { isRecord } from '../is-record.js';
-import { CheckTimeLimitError, hasPattern, runWithin, SCHEMA_CHECK_LIMIT_MS } from '../apps/bounded-check.js';
+import { checkWithin, hasPattern } from '../apps/bounded-check.js';
 
 // validateSchema: false — a tool's schema is the app's business; checking it against the
 // meta-schema costs start-up time on every run and would only turn its typos into our errors.
@@ -59,20 +59,14 @@ export function diagnoseToolArguments(tool: Pick<Tool, 'inputSchema'>, args: unk
 
 /**
  * Whether `args` are valid. A schema with a `pattern` is checked within a time
- * limit (the app chose the regular expression; see bounded-validation.ts); a
+ * limit (the app chose the regular expression; see apps/bounded-check.ts); a
  * check that runs out of time is not held against the call, like a schema
  * that does not compile: the app validates its arguments anyway.
  */
 function runCheck(validate: ValidateFunction, schema: object, args: unknown): boolean {
   let bounded = patternSchemas.get(schema);
   if (bounded === undefined) patternSchemas.set(schema, (bounded = hasPattern(schema)));
-  if (!bounded) return validate(args);
-  try {
-    return runWithin(() => validate(args), SCHEMA_CHECK_LIMIT_MS);
-  } catch (error) {
-    if (error instanceof CheckTimeLimitError) return true;
-    throw error;
-  }
+  return bounded ? checkWithin(() => validate(args), () => true) : validate(args);
 }
 
 const patternSchemas = new WeakMap<object, boolean>();
