@@ -17,15 +17,35 @@ export function safeForTerminal(text: string): string {
   return text.replace(CRLF, '\n').replace(UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+// JSON.stringify escapes C0 controls but writes C1 controls, DEL, bidi
+// controls and the two Unicode line separators as they are. Inside a JSON
+// string their `\uXXXX` form parses to the same value.
+const JSON_UNSAFE = /[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const JSON_UNSAFE_ALL = new RegExp(JSON_UNSAFE.source, 'g');
+
+/**
+ * `value` as JSON for stdout (`--json`), two-space indented unless `indent` is 0, with a final newline:
+ * what JSON.stringify makes, with the characters it leaves as they are that would steer a terminal
+ * written as `\uXXXX` (the same JSON to a parser).
+ */
+export function jsonForOutput(value: unknown, indent: 0 | 2 = 2): string {
+  const json = JSON.stringify(value, null, indent || undefined) ?? 'null';
+  return `${JSON_UNSAFE.test(json) ? json.replace(JSON_UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`) : json}\n`;
+}
+
 /** The most characters of one message (an app's error, a progress message) a line of progress shows; the record keeps all of it. */
 export const MAX_SHOWN_MESSAGE_CHARS = 4_000;
 
 /** An app's message as a line of progress shows it: cut at MAX_SHOWN_MESSAGE_CHARS, saying how much was left out, and escaped (safeForTerminal). */
 export function shownMessage(text: string): string {
-  if (text.length <= MAX_SHOWN_MESSAGE_CHARS) return safeForTerminal(text);
-  // Not between the two halves of a character outside the BMP (an emoji).
-  const end = MAX_SHOWN_MESSAGE_CHARS - (/[\ud800-\udbff]/.test(text[MAX_SHOWN_MESSAGE_CHARS - 1]) ? 1 : 0);
-  return `${safeForTerminal(text.slice(0, end))}… (${(text.length - end).toLocaleString('en-US')} more characters in the run record)`;
+  return safeForTerminal(cutText(text, MAX_SHOWN_MESSAGE_CHARS, ' in the run record'));
+}
+
+/** `text` cut to about `max` characters (never between the two halves of a character outside the BMP, an emoji), saying how many more there were. */
+export function cutText(text: string, max: number, where = ''): string {
+  if (text.length <= max) return text;
+  const end = max - (/[\ud800-\udbff]/.test(text[max - 1]) ? 1 : 0);
+  return `${text.slice(0, end)}… (${(text.length - end).toLocaleString('en-US')} more characters${where})`;
 }
 
 // SGR sequences (`ESC [ … m`) only set colors and styles; apps log with them.

@@ -15,6 +15,7 @@ import {
 import type { AppConfig, SecretEntry } from '../config/types.js';
 import { formatMs } from '../config/durations.js';
 import { timerMs } from '../clock.js';
+import { cutText } from '../terminal-text.js';
 import { BoundedJsonSchemaValidator } from './bounded-validation.js';
 import { MAX_APP_DATA_NESTING, nestsDeeperThan } from '../nesting.js';
 import type { ConnectTransport } from './in-process-apps.js';
@@ -105,6 +106,9 @@ export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
 /** Starting an app, its handshake and its tool list, when its `connect-timeout` says nothing. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/** The most characters of an app's name and of its version (`serverInfo`) kept: the run record, the lockfile and `runner tools` hold them. */
+export const MAX_SERVER_INFO_CHARS = 200;
 
 
 /**
@@ -342,7 +346,7 @@ export class AppConnection {
     this.info = {
       protocolVersion: this.client.getNegotiatedProtocolVersion(),
       era,
-      server: server ? { name: server.name, version: server.version } : undefined,
+      server: server ? { name: cutText(server.name, MAX_SERVER_INFO_CHARS), version: cutText(server.version, MAX_SERVER_INFO_CHARS) } : undefined,
     };
     if (!prior && this.negotiation.remember) {
       const discover = this.client.getDiscoverResult();
@@ -534,3 +538,4 @@ export class AppConnection {
 function clipLine(line: string): string {
   return line.length > STDERR_LINE_MAX_CHARS ? line.slice(0, STDERR_LINE_MAX_CHARS) : line;
 }
+

@@ -1,5 +1,5 @@
 import { SEVERITY_ORDER, type Drift } from './types.js';
-import { safeForTerminal } from '../terminal-text.js';
+import { cutText, safeForTerminal } from '../terminal-text.js';
 
 /** The longest before/after value shown in a diff; the lock holds the whole of it. */
 export const MAX_SHOWN_VALUE_CHARS = 300;
@@ -36,6 +36,5 @@ export function formatDrift(drifts: readonly Drift[]): string {
 export function showValue(value: unknown): string {
   // JSON escapes C0 controls; C1 controls (a lone CSI), bidi overrides and line separators are escaped too, so nothing a server sends can steer the terminal.
   const text = safeForTerminal(JSON.stringify(value) ?? 'null');
-  if (text.length <= MAX_SHOWN_VALUE_CHARS) return text;
-  return `${text.slice(0, MAX_SHOWN_VALUE_CHARS)}… (${(text.length - MAX_SHOWN_VALUE_CHARS).toLocaleString('en-US')} more characters)`;
+  return cutText(text, MAX_SHOWN_VALUE_CHARS);
 }

@@ -14,6 +14,9 @@
 //   fine_output {}   a benign pattern (`^[a-z]+$`) and a result that matches it
 //   deep {depth}     answers structuredContent { v: [[[…]]] }, lists inside lists `depth` deep
 //   many_images {count}  answers `count` tiny image blocks, all named alike
+//
+// HOSTILE_SERVER_INFO=N: the server's name and version (its `serverInfo`) are N
+// characters each, starting with an ESC sequence that clears the screen and a C1 CSI.
 import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
@@ -21,7 +24,10 @@ const BACKTRACKS = '^(a+)+$';
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const stringWith = (pattern) => ({ type: 'object', properties: { s: { type: 'string', pattern } }, required: ['s'] });
 
-const server = new McpServer({ name: 'hostile-data', version: '1.0.0' }, { capabilities: { tools: {} } });
+const infoChars = Number(process.env.HOSTILE_SERVER_INFO ?? 0);
+const steering = (text) => `\u001b[2J\u009b2J${text}`.padEnd(infoChars, 'x');
+const info = infoChars ? { name: steering('hostile-data'), version: steering('1.0.0') } : { name: 'hostile-data', version: '1.0.0' };
+const server = new McpServer(info, { capabilities: { tools: {} } });
 server.server.setRequestHandler('tools/list', () => ({
   tools: [
     {

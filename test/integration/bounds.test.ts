@@ -150,6 +150,29 @@ describe.concurrent('bounds', () => {
     });
   });
 
+  describe('what an app says it is (its name and version)', () => {
+    it('keeps 200 characters of each, and what would steer a terminal reaches it escaped, as text and as JSON', async ({ expect }) => {
+      const ws = createWorkspace('');
+      // A million characters each, starting with ESC [2J (clear the screen) and the same as a C1 CSI.
+      const app = `apps:\n  bt:\n    command: node\n    args: ${JSON.stringify([hostileDataApp])}\n    env: { HOSTILE_SERVER_INFO: "1000000" }\n`;
+      ws.write('runner.config.yaml', `artifacts: artifacts\n${app}`);
+      const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: bt.fine_output\n');
+      const cli = (args: string[]) => runInProcess(['--config', ws.config, ...args], { cwd: ws.dir, apps: 'process' });
+      const [text, json, run, plan] = await Promise.all([cli(['tools', 'bt']), cli(['tools', 'bt', '--json']), cli(['run', workflow, '--json']), cli(['run', workflow, '--dry-run'])]);
+      const kept = `\u001b[2J\u009b2Jhostile-data${'x'.repeat(200 - 19)}… (999,800 more characters)`;
+      expect(JSON.parse(run.stdout).apps.bt.server.name).toBe(kept);
+      expect(JSON.parse(json.stdout)[0].server.name).toBe(kept);
+      for (const output of [text.stdout, json.stdout, run.stdout, plan.stdout]) {
+        expect(output.length).toBeLessThan(20_000);
+        // eslint-disable-next-line no-control-regex -- what must not reach the terminal
+        expect(output).not.toMatch(/[\u001b\u009b]/);
+      }
+      expect(text.stdout).toContain('bt (\\u001b[2J\\u009b2Jhostile-dataxxx');
+      expect(plan.stdout).toContain('app bt: \\u001b[2J\\u009b2Jhostile-dataxxx');
+      expect(json.stdout).toContain('"name": "\\u001b[2J\\u009b2Jhostile-dataxxx');
+    });
+  });
+
   describe('a foreach fed a huge list', () => {
     it('fails as input naming max-items before any call, and a step can raise its limit', async ({ expect }) => {
       const { ws } = workspace(['--counter', 'counter.txt']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { safeForTerminal, shownMessage, terminalFilterKeepingColors } from '../../src/terminal-text.js';
+import { jsonForOutput, safeForTerminal, shownMessage, terminalFilterKeepingColors } from '../../src/terminal-text.js';
 
 describe('safeForTerminal', () => {
   it('escapes what would steer a terminal: ESC sequences, BEL, CR, C1 controls (a lone CSI), bidi controls', () => {
@@ -26,6 +26,25 @@ describe('shownMessage', () => {
   it('never cuts between the two halves of an emoji', () => {
     const shown = shownMessage(`${'x'.repeat(3_999)}🙂🙂`);
     expect(shown).toBe(`${'x'.repeat(3_999)}… (4 more characters in the run record)`);
+  });
+});
+
+describe('jsonForOutput', () => {
+  it('writes C1 controls, DEL, bidi controls and line separators as \\u escapes, which parse back to the same value', () => {
+    const value = { text: 'a\u009b2Jb\u007f\u202eevil\u2028\u001b[0m', n: [1, 2] };
+    const json = jsonForOutput(value);
+    // eslint-disable-next-line no-control-regex -- what must not reach the terminal
+    expect(json).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e\u2028]/);
+    expect(json).toContain('a\\u009b2Jb\\u007f\\u202eevil\\u2028\\u001b[0m');
+    expect(JSON.parse(json)).toEqual(value);
+    expect(json.endsWith('}\n')).toBe(true);
+  });
+
+  it('is JSON.stringify indented by two, or on one line, when nothing needs escaping', () => {
+    const value = { a: ['x', 'é ✓ 😀'] };
+    expect(jsonForOutput(value)).toBe(`${JSON.stringify(value, null, 2)}\n`);
+    expect(jsonForOutput(value, 0)).toBe(`${JSON.stringify(value)}\n`);
+    expect(jsonForOutput(undefined)).toBe('null\n');
   });
 });
 

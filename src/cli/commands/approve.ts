@@ -4,6 +4,7 @@ import { approverName } from '../../scheduler/approval.js';
 import { answerWaitingStep } from '../../scheduler/answer-approval.js';
 import { withRunStore } from '../../store/run-history.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { jsonForOutput } from '../../terminal-text.js';
 
 /**
  * `runner approve RUN STEP` / `runner deny RUN STEP`: answers a step waiting
@@ -16,7 +17,7 @@ export async function answerCommand(decision: 'approved' | 'denied', run: string
     answerWaitingStep(store, config.artifacts, { run, step, decision, by: approverName(io.env), via: 'cli', nowMs: Date.now() }),
   );
   if (options.json) {
-    io.stdout(JSON.stringify({ run: answered.runId, step: answered.stepId, approval: answered.approval }, null, 2) + '\n');
+    io.stdout(jsonForOutput({ run: answered.runId, step: answered.stepId, approval: answered.approval }));
     return ExitCode.succeeded;
   }
   const verb = decision === 'approved' ? 'approved' : 'denied';

@@ -9,6 +9,7 @@ import type { AppAuth, AppConfig, RunnerConfig } from '../../config/types.js';
 import { ExitCode, RunnerError } from '../../errors.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { reportWarnings } from '../report-error.js';
+import { jsonForOutput } from '../../terminal-text.js';
 
 export interface AuthLoginOptions extends GlobalOptions {
   scope: string[];
@@ -66,7 +67,7 @@ export async function authStatusCommand(name: string | undefined, options: Globa
   const apps = name === undefined ? Object.values(config.apps).filter(hasAuth) : [findAuthorizedApp(config, name)];
   const statuses = await Promise.all(apps.map((app) => readAuthStatus({ name: app.name, url: app.url, auth: app.auth })));
   if (options.json) {
-    io.stdout(`${JSON.stringify(statuses, null, 2)}\n`);
+    io.stdout(jsonForOutput(statuses));
     return ExitCode.succeeded;
   }
   if (statuses.length === 0) {

@@ -18,6 +18,7 @@ import { openCommandContext } from '../context.js';
 import { buildToolArguments } from '../tool-arguments.js';
 import { executeInTerminal, exitCodeOfRun } from './run.js';
 import { stepIdFor } from './tools.js';
+import { jsonForOutput } from '../../terminal-text.js';
 
 /** The name of the one-step workflow every `runner call` runs: its runs are under `<artifacts>/call/`. */
 export const CALL_WORKFLOW = 'call';
@@ -73,11 +74,11 @@ export async function callCommand(target: string, pairs: string[], options: Call
     );
     const step = record.steps[0];
     if (options.json) {
-      io.stdout(JSON.stringify(maskRunRecord(record, secretValues), null, 2) + '\n');
+      io.stdout(jsonForOutput(maskRunRecord(record, secretValues)));
     } else if (step.status === 'succeeded') {
       const text = typeof step.text === 'string' ? step.text : '';
       if (text !== '') io.stdout(maskSecrets(text.endsWith('\n') ? text : `${text}\n`, secretValues));
-      else if (step.outputs !== null && step.outputs !== undefined) io.stdout(JSON.stringify(maskSecretsDeep(step.outputs, secretValues), null, 2) + '\n');
+      else if (step.outputs !== null && step.outputs !== undefined) io.stdout(jsonForOutput(maskSecretsDeep(step.outputs, secretValues)));
       for (const file of step.files ?? []) io.stderr(`saved ${file}\n`);
     }
     return exitCodeOfRun(record);

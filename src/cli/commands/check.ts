@@ -8,6 +8,7 @@ import { maskSecretsDeep } from '../../secrets.js';
 import { loadWorkflowFiles } from '../../triggers/discover.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { openCommandContext } from '../context.js';
+import { jsonForOutput, safeForTerminal } from '../../terminal-text.js';
 
 /**
  * `runner check WORKFLOW... [--json]`: what each step would be allowed to do,
@@ -28,8 +29,9 @@ export async function checkCommand(files: string[], options: GlobalOptions & { j
   }
   // Names and places only, but an app's error message may quote a header or URL.
   report = maskSecretsDeep(report, config.secretValues);
-  if (options.json) io.stdout(JSON.stringify(report, null, 2) + '\n');
-  else io.stdout(formatReport(report, io.cwd));
+  if (options.json) io.stdout(jsonForOutput(report));
+  // An app's error message and its name are the app's: what would steer a terminal is escaped.
+  else io.stdout(safeForTerminal(formatReport(report, io.cwd)));
   return report.ok ? ExitCode.succeeded : ExitCode.stepFailed;
 }
 

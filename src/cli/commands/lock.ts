@@ -5,6 +5,7 @@ import { formatDrift, planLock, writeLockFile, type LockPlan } from '../../lock/
 import { listWorkflowFiles, loadWorkflowFiles } from '../../triggers/discover.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { openCommandContext } from '../context.js';
+import { jsonForOutput } from '../../terminal-text.js';
 
 export interface LockCommandOptions extends GlobalOptions {
   update?: boolean;
@@ -35,7 +36,7 @@ export async function lockCommand(files: string[], options: LockCommandOptions, 
   const refused = plan.drifts.length > 0 && !options.update;
   if (plan.changed && !refused) writeLockFile(plan.file, plan.next);
   if (options.json) {
-    io.stdout(JSON.stringify({ file: plan.file, written: plan.changed && !refused, created: !plan.existing, tools: plan.tools, apps: plan.apps, drifts: plan.drifts }, null, 2) + '\n');
+    io.stdout(jsonForOutput({ file: plan.file, written: plan.changed && !refused, created: !plan.existing, tools: plan.tools, apps: plan.apps, drifts: plan.drifts }));
   }
   const counts = `${plan.tools} tool${plan.tools === 1 ? '' : 's'} of ${plan.apps} app${plan.apps === 1 ? '' : 's'}`;
   const say = options.json ? io.stderr : io.stdout;

@@ -12,6 +12,7 @@ import { maskRunRecord, maskSecretsDeep } from '../../secrets.js';
 import { createTerminalPrompts } from '../terminal-prompts.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { reportWarnings } from '../report-error.js';
+import { jsonForOutput, safeForTerminal } from '../../terminal-text.js';
 
 export interface RunCommandOptions extends GlobalOptions {
   input: string[];
@@ -46,8 +47,9 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
       // The tools are listed already: what the run would say of runner.lock costs no round trip.
       const lock = await findLockDrift({ config, workflows: [workflow], apps: context.apps() });
       const drifts = lock?.drifts ?? [];
-      if (options.json) io.stdout(JSON.stringify(maskSecretsDeep({ ...plan, lock: lock ? { file: lock.file, drifts } : null }, config.secretValues), null, 2) + '\n');
-      else io.stdout(formatPlan(plan) + (drifts.length > 0 ? `\nthe tools changed since ${lock!.file} was written${drifts.some((drift) => drift.stops) ? '; the run would stop before its first call (`runner lock --update` accepts the changes)' : ''}:\n${formatDrift(drifts)}` : ''));
+      if (options.json) io.stdout(jsonForOutput(maskSecretsDeep({ ...plan, lock: lock ? { file: lock.file, drifts } : null }, config.secretValues)));
+      // The apps' names, versions and error messages are theirs: what would steer a terminal is escaped.
+      else io.stdout(safeForTerminal(formatPlan(plan)) + (drifts.length > 0 ? `\nthe tools changed since ${lock!.file} was written${drifts.some((drift) => drift.stops) ? '; the run would stop before its first call (`runner lock --update` accepts the changes)' : ''}:\n${formatDrift(drifts)}` : ''));
       // A plan that cannot run as it stands (a problem, a call the policy would deny, a tool changed since the lock) fails, so CI can gate on it.
       const blocked = plan.steps.some((step) => step.problems.length > 0 || step.policy?.action === 'deny') || drifts.some((drift) => drift.stops);
       return blocked ? ExitCode.stepFailed : ExitCode.succeeded;
@@ -59,7 +61,7 @@ export async function runCommand(workflowPath: string, options: RunCommandOption
   const { record, secretValues } = await executeInTerminal(io, policy, (hooks) =>
     runOnce({ ...base, policy, resume: options.resume, ...hooks }),
   );
-  if (options.json) io.stdout(JSON.stringify(maskRunRecord(record, secretValues), null, 2) + '\n');
+  if (options.json) io.stdout(jsonForOutput(maskRunRecord(record, secretValues)));
   return exitCodeOfRun(record);
 }
 

@@ -10,7 +10,7 @@ import { deleteRuns, selectRunsToPrune } from '../../store/prune.js';
 import type { RunFilter } from '../../store/run-store.js';
 import { answerCommands } from '../../scheduler/approval.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { safeForTerminal } from '../../terminal-text.js';
+import { jsonForOutput, safeForTerminal } from '../../terminal-text.js';
 
 const STATUSES: RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
@@ -28,7 +28,7 @@ export async function runsCommand(options: RunsOptions, io: CliIO): Promise<numb
   const filter = parseFilter(options, Date.now());
   const runs = await withRunStore(config, (store) => store.listRuns(filter));
   if (options.json) {
-    io.stdout(JSON.stringify(runs, null, 2) + '\n');
+    io.stdout(jsonForOutput(runs));
     return ExitCode.succeeded;
   }
   if (runs.length === 0) io.stderr(`no runs${describeFilter(filter)} under ${config.artifacts}\n`);
@@ -48,13 +48,13 @@ export async function showRunCommand(id: string, options: GlobalOptions & { json
     return { run: displayRecord(stored), interrupted: stored.run.status === 'running' && !(owner && isOwnerLive(owner, Date.now())) };
   });
   if (options.json) {
-    io.stdout(JSON.stringify(run, null, 2) + '\n');
+    io.stdout(jsonForOutput(run));
     return ExitCode.succeeded;
   }
   // Errors and texts in a record are the apps' words: what would steer a terminal is escaped.
   io.stdout(`${summaryLine(run, safeForTerminal)}\n`);
   if (interrupted) io.stdout(`  interrupted: the process that ran it is gone; continue it with \`runner resume ${run.id}\`\n`);
-  io.stdout(`  workflow: ${run.workflow}${run.workflowFile ? ` (${run.workflowFile})` : ''}\n  dir: ${run.dir}\n  trigger: ${JSON.stringify(run.trigger)}\n`);
+  io.stdout(`  workflow: ${run.workflow}${run.workflowFile ? ` (${run.workflowFile})` : ''}\n  dir: ${run.dir}\n  trigger: ${safeForTerminal(JSON.stringify(run.trigger))}\n`);
   for (const resume of run.resumes ?? []) io.stdout(`  resumed ${resume.at}: ran ${resume.steps.join(', ') || 'nothing'}\n`);
   for (const step of run.steps) io.stdout(safeForTerminal(describeStep(step, run)));
   return ExitCode.succeeded;
@@ -88,7 +88,7 @@ export async function pruneCommand(options: PruneCommandOptions, io: CliIO): Pro
     return options.dryRun ? { deleted: chosen, failed: [] } : deleteRuns(store, chosen);
   });
   if (options.json) {
-    io.stdout(JSON.stringify({ dryRun: Boolean(options.dryRun), runs: result.deleted, failed: result.failed }, null, 2) + '\n');
+    io.stdout(jsonForOutput({ dryRun: Boolean(options.dryRun), runs: result.deleted, failed: result.failed }));
   } else {
     for (const run of result.deleted) io.stdout(`${options.dryRun ? 'would delete' : 'deleted'} ${run.id}  ${run.workflow}  ${run.status}  ${run.startedAt}\n`);
     for (const { run, error } of result.failed) io.stderr(`could not delete ${run.id} (${run.dir}): ${error}\n`);

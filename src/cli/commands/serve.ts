@@ -11,6 +11,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
 import { openCommandContext } from '../context.js';
 import { reportWarnings } from '../report-error.js';
 import { onStopSignals } from '../stop-signals.js';
+import { jsonForOutput } from '../../terminal-text.js';
 
 export type ServeMode = 'watch' | 'cron' | 'serve';
 
@@ -93,7 +94,7 @@ function createReporter(io: CliIO, json: boolean, secretValues: readonly string[
   const line = (text: string) => io.stderr(text + '\n');
   return (raw) => {
     const event = maskEvent(raw, secretValues);
-    if (json) io.stdout(JSON.stringify({ time: new Date().toISOString(), ...event }) + '\n');
+    if (json) io.stdout(jsonForOutput({ time: new Date().toISOString(), ...event }, 0));
     switch (event.type) {
       case 'ready': {
         line(`serving ${event.workflows.length} workflow${event.workflows.length === 1 ? '' : 's'} (Ctrl-C to stop):`);

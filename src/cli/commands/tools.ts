@@ -9,7 +9,7 @@ import { maskSecretsDeep } from '../../secrets.js';
 import { describeFields, sampleWith } from '../describe-tool.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { openCommandContext } from '../context.js';
-import { safeForTerminal } from '../../terminal-text.js';
+import { jsonForOutput, safeForTerminal } from '../../terminal-text.js';
 
 /** One tool as `runner tools` shows it. */
 interface ToolEntry {
@@ -49,7 +49,7 @@ export async function toolsCommand(target: string | undefined, options: GlobalOp
     if (appName === undefined || appName === BUILTIN_APP) listing.push(listBuiltins());
     if (dot > 0) return printTool(listing[0], target!.slice(dot + 1), options, io, config);
     const print = <T>(value: T) => maskSecretsDeep(value, config.secretValues);
-    if (options.json) io.stdout(JSON.stringify(print(listing), null, 2) + '\n');
+    if (options.json) io.stdout(jsonForOutput(print(listing)));
     // Tool and server names are the app's: what would steer a terminal is escaped.
     else io.stdout(safeForTerminal(print(formatListing(listing))));
     const asked = listing.filter((entry) => !('builtin' in entry && entry.builtin));
@@ -138,7 +138,7 @@ function printTool(entry: AppListing, toolName: string, options: { json?: boolea
   }
   const uses = `${entry.app}.${tool.name}`;
   if (options.json) {
-    io.stdout(JSON.stringify(mask({ app: entry.app, ...tool }), null, 2) + '\n');
+    io.stdout(jsonForOutput(mask({ app: entry.app, ...tool })));
     return ExitCode.succeeded;
   }
   const lines = [

@@ -7,6 +7,7 @@ import type { Workflow } from '../../workflow/types.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { openCommandContext } from '../context.js';
 import { reportWarnings } from '../report-error.js';
+import { jsonForOutput } from '../../terminal-text.js';
 
 export interface ValidateOptions extends GlobalOptions {
   /** Also connect to the apps: tool names, arguments and types against their schemas. */
@@ -114,7 +115,7 @@ function finish(results: FileResult[], configDiagnostics: readonly Diagnostic[],
         ...results.flatMap((result) => result.diagnostics.map((diagnostic) => toJson(diagnostic, result.file))),
       ],
     };
-    io.stdout(JSON.stringify(report, null, 2) + '\n');
+    io.stdout(jsonForOutput(report));
     return ok ? ExitCode.succeeded : ExitCode.invalid;
   }
 
