@@ -13,6 +13,9 @@ import { createContext, Script } from 'node:vm';
 /** How long one check against a schema with a `pattern` may take. */
 export const SCHEMA_CHECK_LIMIT_MS = 1_000;
 
+/** How the message of a check stopped by its time limit begins (the MCP client quotes it in the error it throws). */
+export const CHECK_STOPPED = 'checking it was stopped after';
+
 /** Thrown by runWithin when `fn` ran out of time (and was stopped). */
 export class CheckTimeLimitError extends Error {
   constructor(readonly limitMs: number) {

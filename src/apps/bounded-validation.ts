@@ -1,6 +1,6 @@
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/client';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
-import { checkWithin, hasPattern, SCHEMA_CHECK_LIMIT_MS } from './bounded-check.js';
+import { CHECK_STOPPED, checkWithin, hasPattern, SCHEMA_CHECK_LIMIT_MS } from './bounded-check.js';
 
 /**
  * The SDK's own JSON Schema validator (ajv, by dialect), with each check
@@ -22,7 +22,7 @@ export class BoundedJsonSchemaValidator implements jsonSchemaValidator {
         () => ({
           valid: false,
           data: undefined,
-          errorMessage: `checking it was stopped after ${this.limitMs}ms: a \`pattern\` in the schema backtracks too much on this value`,
+          errorMessage: `${CHECK_STOPPED} ${this.limitMs}ms: a \`pattern\` in the schema backtracks too much on this value`,
         }),
         this.limitMs,
       );

@@ -2,6 +2,7 @@ import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/cli
 import type { FailureKind } from '../config/types.js';
 import { messageOf } from '../errors.js';
 import { CallAbortReason } from './abort-reason.js';
+import { CHECK_STOPPED } from './bounded-check.js';
 
 /**
  * Whether a failed request reached the app. `not-sent`: provably never left
@@ -15,6 +16,8 @@ export interface CallErrorOptions {
   cause?: unknown;
   /** JSON-RPC error code, for `protocol`. */
   rpcCode?: number;
+  /** The app's answer was refused by one of runner's limits (size, depth, files, time to check it): the same call would meet it again, so it is not retried. */
+  refusedByLimit?: boolean;
 }
 
 /** A failed tool call, classified where it failed (docs/apps.md, Failures). */
@@ -22,6 +25,7 @@ export class CallError extends Error {
   readonly kind: FailureKind;
   readonly outcome: CallOutcome;
   readonly rpcCode?: number;
+  readonly refusedByLimit: boolean;
 
   constructor(kind: FailureKind, message: string, options: CallErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -29,6 +33,7 @@ export class CallError extends Error {
     this.kind = kind;
     this.outcome = options.outcome ?? (kind === 'tool' || kind === 'protocol' ? 'answered' : 'not-sent');
     this.rpcCode = options.rpcCode;
+    this.refusedByLimit = options.refusedByLimit ?? false;
   }
 }
 
@@ -59,7 +64,11 @@ export function classifyCallError(error: unknown, context: { app: string; signal
   }
   if (error instanceof ProtocolError && CLIENT_SIDE_RESULT_CHECK.test(error.message)) {
     // Thrown by the MCP client itself, after the app answered: its result broke the tool's outputSchema.
-    return new CallError('protocol', `the result from ${context.app} was refused: ${error.message}`, { rpcCode: error.code, cause: error });
+    return new CallError('protocol', `the result from ${context.app} was refused: ${error.message}`, {
+      rpcCode: error.code,
+      cause: error,
+      refusedByLimit: error.message.includes(CHECK_STOPPED),
+    });
   }
   if (error instanceof ProtocolError) {
     return new CallError('protocol', `${context.app} answered with JSON-RPC error ${error.code}: ${error.message}`, {

@@ -254,7 +254,9 @@ export class AppConnection {
             });
       const result = await (elicitor ? this.elicitation.run(elicitor, call) : call());
       if (nestsDeeperThan(result, MAX_APP_DATA_NESTING)) {
-        throw new CallError('protocol', `the result from ${this.name} was refused: it nests deeper than ${MAX_APP_DATA_NESTING} levels (limit for data from apps)`);
+        throw new CallError('protocol', `the result from ${this.name} was refused: it nests deeper than ${MAX_APP_DATA_NESTING} levels (limit for data from apps)`, {
+          refusedByLimit: true,
+        });
       }
       return result;
     } catch (error) {
@@ -262,6 +264,7 @@ export class AppConnection {
         throw new CallError('transport', `${this.name}: ${this.oversize.message}; the call ran, its result was dropped (raise the app's max-result to accept it)`, {
           outcome: 'unknown',
           cause: error,
+          refusedByLimit: true,
         });
       }
       throw this.classify(error, { signal: options.signal, sent: true });

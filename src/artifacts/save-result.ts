@@ -147,6 +147,7 @@ function tooManyFiles(count: string, linked = false): CallError {
   return new CallError(
     'protocol',
     `the result was refused: it has ${count} files to save (images, audio, blobs${linked ? ' and the parts of the resources it links to' : ', linked resources'}), and one result may have at most ${MAX_FILES_PER_RESULT}`,
+    { refusedByLimit: true },
   );
 }
 

@@ -98,7 +98,8 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
         const record = toErrorRecord(error);
         outcome.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: record });
         const safe = error.outcome === 'not-sent' || job.retrySafe;
-        if (attempt < job.retry.attempts && isRetryableKind(error.kind, job.retry) && safe && !signal.aborted) {
+        // An answer refused by a limit would be refused again: the call is not repeated.
+        if (attempt < job.retry.attempts && isRetryableKind(error.kind, job.retry) && safe && !error.refusedByLimit && !signal.aborted) {
           const delayMs = computeBackoffMs(attempt, job.retry);
           hooks.onRetry?.(attempt, delayMs, record);
           hooks.onStatus?.('queued', attempt);

@@ -57,11 +57,12 @@ describe.concurrent('bounds', () => {
       // Unchecked, each of the first two takes about a minute here (and doubles with each `a`), with nothing else running meanwhile.
       const evil = `${'a'.repeat(30)}!`;
       const { result, step } = await runHostileData(
-        `  - id: output\n    uses: bt.evil_output\n    with: { n: 30 }\n  - id: input\n    uses: bt.evil_input\n    with: { s: "${evil}" }\n  - id: fine\n    uses: bt.fine_output\n`,
+        `  - id: output\n    uses: bt.evil_output\n    with: { n: 30 }\n    retry: { attempts: 3, delay: 10ms }\n  - id: input\n    uses: bt.evil_input\n    with: { s: "${evil}" }\n  - id: fine\n    uses: bt.fine_output\n`,
       );
       expect(result.code).toBe(1);
       expect(step('output')).toMatchObject({ status: 'failed', error: { kind: 'protocol' } });
       expect(step('output').error.message).toContain('stopped after 1000ms: a `pattern` in the schema backtracks');
+      expect(step('output').attempts).toBe(1); // refused by a limit: not retried, though read-only and allowed 3 attempts
       expect(step('input')).toMatchObject({ status: 'succeeded', text: 'got 31 characters' });
       expect(step('fine')).toMatchObject({ status: 'succeeded', outputs: { s: 'abc' } });
     });
@@ -71,11 +72,12 @@ describe.concurrent('bounds', () => {
     it('refuses a result nested deeper than 1,000 levels, naming the limit; the run goes on and is recorded, its report written', async ({ expect }) => {
       // 4,000 levels had overflowed the stack while the run was recorded: the run stopped as "could not be recorded".
       const { result, record, step } = await runHostileData(
-        '  - id: deep\n    uses: bt.deep\n    with: { depth: 4000 }\n  - id: shallow\n    uses: bt.deep\n    with: { depth: 900 }\n  - id: after\n    uses: bt.fine_output\n    needs: [deep]\n    if: always()\n',
+        '  - id: deep\n    uses: bt.deep\n    with: { depth: 4000 }\n    retry: { attempts: 3, delay: 10ms }\n  - id: shallow\n    uses: bt.deep\n    with: { depth: 900 }\n  - id: after\n    uses: bt.fine_output\n    needs: [deep]\n    if: always()\n',
       );
       expect(result.code).toBe(1);
       expect(step('deep')).toMatchObject({ status: 'failed', error: { kind: 'protocol' } });
       expect(step('deep').error.message).toBe('the result from bt was refused: it nests deeper than 1000 levels (limit for data from apps)');
+      expect(step('deep').attempts).toBe(1); // the same call would be refused again: not retried
       expect(step('shallow')).toMatchObject({ status: 'succeeded', text: '900 levels' });
       expect(step('after').status).toBe('succeeded');
       expect(record.status).toBe('failed');
@@ -87,12 +89,13 @@ describe.concurrent('bounds', () => {
   describe('how many files a result has saved', () => {
     it('refuses a result with more than 1,000 payloads before writing any of them; fewer are saved, alike names made unique', async ({ expect }) => {
       // 1,001 blocks of 16 bytes each: a million fit in one message of the default max-result.
-      const { record, step } = await runHostileData('  - id: many\n    uses: bt.many_images\n    with: { count: 1001 }\n  - id: few\n    uses: bt.many_images\n    with: { count: 3 }\n');
+      const { record, step } = await runHostileData('  - id: many\n    uses: bt.many_images\n    with: { count: 1001 }\n    retry: { attempts: 3, delay: 10ms }\n  - id: few\n    uses: bt.many_images\n    with: { count: 3 }\n');
       expect(step('many')).toMatchObject({ status: 'failed', error: { kind: 'protocol' }, files: [] });
       expect(step('many').error.message).toBe(
         'the result was refused: it has 1001 files to save (images, audio, blobs, linked resources), and one result may have at most 1000',
       );
       expect(existsSync(join(record.dir, 'many'))).toBe(false); // not even the step's folder
+      expect(step('many').attempts).toBe(1); // not retried
       expect(existsSync(join(record.dir, 'few', 'image-0.png'))).toBe(true);
       expect(step('few').status).toBe('succeeded');
       expect(step('few').files.map((file: string) => file.split('/').pop())).toEqual(['image-0.png', 'image-1.png', 'image-2.png']);
@@ -105,13 +108,14 @@ describe.concurrent('bounds', () => {
       const { run } = workspace([], '    max-result: 16MiB\n');
       const result = await run(
         '  - id: large\n    uses: faulty.big\n    with: { bytes: 12000000 }\n' +
-          '  - id: huge\n    uses: faulty.big\n    needs: [large]\n    with: { bytes: 20000000 }\n' +
+          '  - id: huge\n    uses: faulty.big\n    needs: [large]\n    with: { bytes: 20000000 }\n    retry: { attempts: 3, delay: 10ms }\n' +
           '  - id: after\n    uses: faulty.echo\n    needs: [huge]\n    if: always()\n    with: { text: still here }\n',
       );
       expect(result.record.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'failed', 'succeeded']);
       expect(result.record.steps[0].text).toHaveLength(12_000_000);
       expect(result.record.steps[1].error.kind).toBe('transport');
       expect(result.record.steps[1].error.message).toContain('larger than its max-result of 16MiB');
+      expect(result.record.steps[1].attempts).toBe(1); // 20 MB would come again: not retried
       expect(result.record.steps[2].text).toBe('still here'); // the app was started again
     });
   });

@@ -31,6 +31,10 @@ describe('classifyCallError: what a failed request was, and whether it may have 
     expect(error.message).toBe('the result from sheet was refused: Structured content does not match the tool\'s output schema: data/s must match pattern "^[a-z]+$"');
     const missing = classifyCallError(new ProtocolError(-32600, 'Tool write has an output schema but did not return structured content'), sent);
     expect(missing.message).toBe('the result from sheet was refused: Tool write has an output schema but did not return structured content');
+    // A schema the result breaks may be the app's passing fault; a check stopped by its time limit would stop again.
+    expect([error.refusedByLimit, missing.refusedByLimit]).toEqual([false, false]);
+    const stopped = new ProtocolError(-32602, "Structured content does not match the tool's output schema: checking it was stopped after 1000ms: a `pattern` in the schema backtracks too much on this value");
+    expect(classifyCallError(stopped, sent)).toMatchObject({ kind: 'protocol', refusedByLimit: true });
   });
 
   it('the call signal’s reason decides timeout or cancelled; sent or not decides unknown or not-sent', () => {
