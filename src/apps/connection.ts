@@ -34,6 +34,7 @@ import { ElicitationRouter } from './elicitation-router.js';
 import { callToolAsTask, explainTaskUnavailable, requiresTask } from './task-call.js';
 import { planNegotiation, planRetry, watchForInitialize, type NegotiationPlan } from './negotiation.js';
 import type { VerdictStore } from './verdicts.js';
+import { ToolListBudget } from './tool-list-budget.js';
 
 export const CLIENT_INFO = { name: 'runner', version: '0.1.0' };
 
@@ -132,6 +133,7 @@ export class AppConnection {
   private readonly closeListeners = new Set<() => void>();
   private client!: Client;
   private readonly elicitation = new ElicitationRouter();
+  private toolListBudget: ToolListBudget | undefined;
   private transport!: Transport;
   /** Whether `initialize` went out: a failure after it is the handshake's, not the probe's. */
   private initializeSent: () => boolean = () => false;
@@ -328,6 +330,8 @@ export class AppConnection {
     };
     this.transport = this.options.connectTransport?.(app, { artifacts: this.options.artifacts }) ?? this.createTransport();
     this.elicitation.tapSend(this.transport);
+    this.toolListBudget = new ToolListBudget(app.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
+    this.toolListBudget.tapSend(this.transport);
     this.initializeSent = watchForInitialize(this.transport);
     // The SDK's probe does not stop on the signal; closing the transport (the child process) does, so a runner
     // that shuts down while an app hangs in its handshake does not wait out the probe.
@@ -344,6 +348,7 @@ export class AppConnection {
       this.options.signal?.removeEventListener('abort', onAbort);
     }
     this.elicitation.tapReceive(this.transport);
+    this.toolListBudget.tapReceive(this.transport);
     const era = this.client.getProtocolEra();
     const server = this.client.getServerVersion();
     this.info = {
@@ -464,6 +469,8 @@ export class AppConnection {
         return tools;
       })
       .catch((error: unknown) => {
+        const refused = this.toolListBudget?.refused;
+        if (refused) throw new CallError('protocol', `the tool list of ${this.name} was refused: ${refused}`, { refusedByLimit: true, cause: error });
         throw this.classify(error, { signal, sent: true });
       })
       .finally(() => {

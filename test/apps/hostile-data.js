@@ -17,6 +17,8 @@
 //
 // HOSTILE_SERVER_INFO=N: the server's name and version (its `serverInfo`) are N
 // characters each, starting with an ESC sequence that clears the screen and a C1 CSI.
+// HOSTILE_TOOL_PAGES=N, HOSTILE_TOOL_PAGE_CHARS=C: the tool list comes in N pages,
+// each with a tool `pad_<page>` whose description is C characters.
 import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
@@ -28,20 +30,25 @@ const infoChars = Number(process.env.HOSTILE_SERVER_INFO ?? 0);
 const steering = (text) => `\u001b[2J\u009b2J${text}`.padEnd(infoChars, 'x');
 const info = infoChars ? { name: steering('hostile-data'), version: steering('1.0.0') } : { name: 'hostile-data', version: '1.0.0' };
 const server = new McpServer(info, { capabilities: { tools: {} } });
-server.server.setRequestHandler('tools/list', () => ({
-  tools: [
-    {
-      name: 'evil_output',
-      inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
-      outputSchema: stringWith(BACKTRACKS),
-      annotations: READ_ONLY,
-    },
-    { name: 'evil_input', inputSchema: stringWith(BACKTRACKS), annotations: READ_ONLY },
-    { name: 'fine_output', inputSchema: { type: 'object' }, outputSchema: stringWith('^[a-z]+$'), annotations: READ_ONLY },
-    { name: 'deep', inputSchema: { type: 'object', properties: { depth: { type: 'integer' } } }, annotations: READ_ONLY },
-    { name: 'many_images', inputSchema: { type: 'object', properties: { count: { type: 'integer' } } }, annotations: READ_ONLY },
-  ],
-}));
+const pages = Number(process.env.HOSTILE_TOOL_PAGES ?? 1);
+const padding = (page) => ({ name: `pad_${page}`, description: 'x'.repeat(Number(process.env.HOSTILE_TOOL_PAGE_CHARS ?? 0)), inputSchema: { type: 'object' }, annotations: READ_ONLY });
+server.server.setRequestHandler('tools/list', (request) => {
+  const page = Number(request.params?.cursor ?? 1);
+  if (page > 1) return { tools: [padding(page)], ...(page < pages && { nextCursor: String(page + 1) }) };
+  return { tools: [...firstPage, ...(pages > 1 ? [padding(1)] : [])], ...(pages > 1 && { nextCursor: '2' }) };
+});
+const firstPage = [
+  {
+    name: 'evil_output',
+    inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
+    outputSchema: stringWith(BACKTRACKS),
+    annotations: READ_ONLY,
+  },
+  { name: 'evil_input', inputSchema: stringWith(BACKTRACKS), annotations: READ_ONLY },
+  { name: 'fine_output', inputSchema: { type: 'object' }, outputSchema: stringWith('^[a-z]+$'), annotations: READ_ONLY },
+  { name: 'deep', inputSchema: { type: 'object', properties: { depth: { type: 'integer' } } }, annotations: READ_ONLY },
+  { name: 'many_images', inputSchema: { type: 'object', properties: { count: { type: 'integer' } } }, annotations: READ_ONLY },
+];
 server.server.setRequestHandler('tools/call', async (request) => {
   const { name, arguments: args = {} } = request.params;
   const structured = (s) => ({ content: [{ type: 'text', text: JSON.stringify({ s }) }], structuredContent: { s } });

@@ -177,6 +177,22 @@ describe.concurrent('bounds', () => {
     });
   });
 
+  describe("an app's tool list in pages", () => {
+    it('takes all its pages up to max-result together, and refuses a longer list naming the limit', async ({ expect }) => {
+      const ws = createWorkspace('');
+      // Each page (a tool with a 300,000-character description) is well under max-result; 3 together are too, 8 are not.
+      const app = (pages: number) =>
+        `    command: node\n    args: ${JSON.stringify([hostileDataApp])}\n    max-result: 1MiB\n    env: { HOSTILE_TOOL_PAGES: "${pages}", HOSTILE_TOOL_PAGE_CHARS: "300000" }\n`;
+      ws.write('runner.config.yaml', `artifacts: artifacts\napps:\n  few:\n${app(3)}  many:\n${app(8)}`);
+      const cli = (args: string[]) => runInProcess(['--config', ws.config, ...args], { cwd: ws.dir, apps: 'process' });
+      const [few, many] = await Promise.all([cli(['tools', 'few', '--json']), cli(['tools', 'many', '--json'])]);
+      expect(few.code).toBe(0);
+      expect(JSON.parse(few.stdout)[0].tools.map((tool: { name: string }) => tool.name)).toEqual(expect.arrayContaining(['fine_output', 'pad_1', 'pad_2', 'pad_3']));
+      expect(many.code).toBe(1);
+      expect(JSON.parse(many.stdout)[0].error).toContain('its tool list is larger than its max-result of 1MiB (all its pages together)');
+    });
+  });
+
   describe('a foreach fed a huge list', () => {
     it('fails as input naming max-items before any call, and a step can raise its limit', async ({ expect }) => {
       const { ws } = workspace(['--counter', 'counter.txt']);
