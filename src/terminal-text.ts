@@ -14,7 +14,7 @@ const CRLF = /\r\n/g;
 /** `text` with every character that would steer a terminal written as `\uXXXX` (a CRLF line end is shown as a plain one). */
 export function safeForTerminal(text: string): string {
   if (!UNSAFE.test(text)) return text;
-  return text.replace(CRLF, '\n').replace(UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(CRLF, '\n').replace(UNSAFE_ALL, unicodeEscape);
 }
 
 // JSON.stringify escapes C0 controls but writes C1 controls, DEL, bidi
@@ -30,7 +30,12 @@ const JSON_UNSAFE_ALL = new RegExp(JSON_UNSAFE.source, 'g');
  */
 export function jsonForOutput(value: unknown, indent: 0 | 2 = 2): string {
   const json = JSON.stringify(value, null, indent || undefined) ?? 'null';
-  return `${JSON_UNSAFE.test(json) ? json.replace(JSON_UNSAFE_ALL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`) : json}\n`;
+  return `${JSON_UNSAFE.test(json) ? json.replace(JSON_UNSAFE_ALL, unicodeEscape) : json}\n`;
+}
+
+/** A character (of the BMP) as `\\uXXXX`. */
+function unicodeEscape(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /** The most characters of one message (an app's error, a progress message) a line of progress shows; the record keeps all of it. */

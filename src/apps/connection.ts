@@ -111,7 +111,6 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 /** The most characters of an app's name and of its version (`serverInfo`) kept: the run record, the lockfile and `runner tools` hold them. */
 export const MAX_SERVER_INFO_CHARS = 200;
 
-
 /**
  * One live connection to one app: a spawned stdio child or an HTTP session.
  * Tool discovery happens once and is cached for the life of the connection
@@ -548,4 +547,3 @@ export class AppConnection {
 function clipLine(line: string): string {
   return line.length > STDERR_LINE_MAX_CHARS ? line.slice(0, STDERR_LINE_MAX_CHARS) : line;
 }
-

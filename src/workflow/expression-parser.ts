@@ -5,6 +5,7 @@ import type { FunctionInfo } from '@actions/expressions/funcs/info';
 import { suggestClosest } from '../config/schema-diagnostics.js';
 import { remember } from './bounded-cache.js';
 import { messageOf } from '../errors.js';
+import { cutText } from '../terminal-text.js';
 
 /** The contexts an expression may read. */
 export const CONTEXT_NAMES = ['inputs', 'env', 'run', 'workflow', 'trigger', 'steps', 'item', 'index'];
@@ -31,7 +32,7 @@ const MAX_QUOTED_CHARS = 200;
 
 /** An expression as a message quotes it: whole, or its first MAX_QUOTED_CHARS characters and how many more there are. */
 export function quotedExpression(raw: string): string {
-  return raw.length <= MAX_QUOTED_CHARS ? raw : `${raw.slice(0, MAX_QUOTED_CHARS)}… (${(raw.length - MAX_QUOTED_CHARS).toLocaleString('en-US')} more characters)`;
+  return cutText(raw, MAX_QUOTED_CHARS);
 }
 
 // Parsing is cached by text: a 1,000-step chain evaluates the same templates many times.
