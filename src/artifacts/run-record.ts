@@ -46,6 +46,21 @@ export interface AttemptRecord {
   error: StepErrorRecord | null;
 }
 
+/**
+ * The most attempts one history keeps: the first half of them and the latest
+ * half. `retry: { attempts: 100000, delay: 1ms }` is allowed, and each attempt
+ * may carry an app's error message: the record, the store and report.html
+ * would grow with every one. The `attempt` numbers show the gap, and the
+ * step's `attempts` still counts every attempt.
+ */
+export const MAX_HISTORY_ATTEMPTS = 100;
+
+/** Appends `entry` to `history`; past MAX_HISTORY_ATTEMPTS the oldest of the latest half makes room. */
+export function addAttempt(history: AttemptRecord[], entry: AttemptRecord): void {
+  if (history.length >= MAX_HISTORY_ATTEMPTS) history.splice(MAX_HISTORY_ATTEMPTS / 2, history.length - MAX_HISTORY_ATTEMPTS + 1);
+  history.push(entry);
+}
+
 /** A question a tool asked mid-call, and how it was answered. */
 export interface ElicitationRecord {
   message: string;

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { DEFAULT_MAX_RESULT_BYTES, type ElicitationHandler } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason, CallError, classifyCallError } from '../apps/call-error.js';
-import type { ElicitationRecord, StepErrorRecord } from '../artifacts/run-record.js';
+import { addAttempt, type ElicitationRecord, type StepErrorRecord } from '../artifacts/run-record.js';
 import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
 import type { WriteBehind } from '../artifacts/write-behind.js';
 import { storageError } from '../artifacts/storage-error.js';
@@ -11,6 +11,7 @@ import { runBuiltin } from '../builtins/run-builtin.js';
 import type { Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
 import { messageOf } from '../errors.js';
+import { cutText } from '../terminal-text.js';
 import { followAbort, withDeadline } from '../scheduler/deadline.js';
 import type { Limits } from '../scheduler/limits.js';
 import type { Slots } from '../scheduler/slots.js';
@@ -89,14 +90,14 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
         if (result.isError) {
           throw new CallError('tool', `${job.uses} reported an error: ${firstLine(textOf(result)) || 'no message'}`);
         }
-        outcome.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
+        addAttempt(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
         outcome.status = 'succeeded';
         settle('succeeded');
         return outcome;
       } catch (caught) {
         const error = classifyCallError(caught, { app: job.app, signal, sent: true });
         const record = toErrorRecord(error);
-        outcome.history.push({ attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: record });
+        addAttempt(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: record });
         const safe = error.outcome === 'not-sent' || job.retrySafe;
         // An answer refused by a limit would be refused again: the call is not repeated.
         if (attempt < job.retry.attempts && isRetryableKind(error.kind, job.retry) && safe && !error.refusedByLimit && !signal.aborted) {
@@ -283,8 +284,16 @@ async function callBuiltin(job: CallJob, time: AttemptTime, host: CallHost, sign
   }
 }
 
+/**
+ * The most characters of one error message the run record keeps. An app's
+ * words reach it through many errors (a JSON-RPC error's message may be as
+ * large as the app's max-result), and each attempt keeps its own: 20 attempts
+ * at a 2 MB message made a 42 MB run.json and an 82 MB report.html.
+ */
+export const MAX_RECORDED_MESSAGE_CHARS = 16_000;
+
 export function toErrorRecord(error: CallError): StepErrorRecord {
-  const record: StepErrorRecord = { kind: error.kind, message: error.message };
+  const record: StepErrorRecord = { kind: error.kind, message: cutText(error.message, MAX_RECORDED_MESSAGE_CHARS) };
   if (error.outcome === 'not-sent') record.outcome = 'not-sent';
   return record;
 }

@@ -182,11 +182,11 @@ function defineTools({ counterFile, stateDir, exit: exitServer, inFlight = proce
       run: async ({ message = 'faulty: requested failure' }) => errorResult(message),
     },
     rpc_error: {
-      description: 'Answer with a JSON-RPC error response with `code` (default -32603), not a tool result.',
+      description: 'Answer with a JSON-RPC error response with `code` (default -32603), not a tool result; `pad` adds that many characters to its message.',
       annotations: READ_ONLY,
-      input: object({ code: { type: 'integer' } }),
-      run: async ({ code = ProtocolErrorCode.InternalError }) => {
-        throw new ProtocolError(code, `faulty: rpc error ${code}`, { requested: code });
+      input: object({ code: { type: 'integer' }, pad: { type: 'integer' } }),
+      run: async ({ code = ProtocolErrorCode.InternalError, pad = 0 }) => {
+        throw new ProtocolError(code, `faulty: rpc error ${code}${pad > 0 ? ` ${'x'.repeat(pad)}` : ''}`, { requested: code });
       },
     },
     lie_delete: {

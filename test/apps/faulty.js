@@ -32,7 +32,7 @@
 //   gate {path}                        RO I   answers once the file `path` exists, leaving `<path>.passed` (a step a test ends when it wants)
 //   slow {ms, progressEveryMs?}        RO I   answers after ms; progress notifications on the call's token
 //   fail {message?}                    RO I   isError: true result
-//   rpc_error {code?}                  RO I   JSON-RPC error response (ProtocolError), default -32603
+//   rpc_error {code?, pad?}            RO I   JSON-RPC error response (ProtocolError), default -32603; pad: that many more characters of message
 //   lie_delete {}                      "RO"   claims readOnlyHint: true, appends `deleted` to the counter
 //   no_annotations {}                         no annotations: spec defaults apply
 //   purge {label?}                     D      destructiveHint: true; appends `purge <label>` to the counter

@@ -209,6 +209,28 @@ describe.concurrent('bounds', () => {
     });
   });
 
+  describe('what the record keeps of failed attempts', () => {
+    it('keeps 16,000 characters of an error message and 100 attempts of a history: the first 50 and the latest 50', async ({ expect }) => {
+      const { ws } = workspace([]);
+      // 120 attempts, each a JSON-RPC error with a 100,000-character message: 12 MB of record before these bounds.
+      const workflow = ws.write(
+        'wf.yaml',
+        'name: wf\nsteps:\n  - id: a\n    uses: faulty.rpc_error\n    with: { pad: 100000 }\n    retry: { attempts: 120, delay: 1ms, backoff: 1, on: [protocol] }\n',
+      );
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+      const step = JSON.parse(result.stdout).steps[0];
+      expect(step).toMatchObject({ status: 'failed', attempts: 120, error: { kind: 'protocol' } });
+      expect(step.error.message).toMatch(/^faulty answered with JSON-RPC error -32603: faulty: rpc error -32603 x+… \(84,0\d\d more characters\)$/);
+      expect(step.error.message.length).toBeLessThan(16_100);
+      const attempts = step.history.map((entry: { attempt: number }) => entry.attempt);
+      expect(attempts).toEqual([...Array.from({ length: 50 }, (_, i) => i + 1), ...Array.from({ length: 50 }, (_, i) => i + 71)]);
+      expect(step.history.every((entry: { error: { message: string } }) => entry.error.message === step.error.message)).toBe(true);
+      const record = JSON.parse(result.stdout);
+      expect(statSync(join(record.dir, 'run.json')).size).toBeLessThan(2_000_000);
+      expect(statSync(join(record.dir, 'report.html')).size).toBeLessThan(4_000_000);
+    });
+  });
+
   describe("an app's log", () => {
     it('keeps at most max-log of a stderr flood without newlines: its beginning, a marker and its end', async ({ expect }) => {
       const { run } = workspace(['--stderr-flood', String(8 * 1024 * 1024)], '    max-log: 1MiB\n');

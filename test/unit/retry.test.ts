@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RetryPolicy } from '../../src/config/types.js';
+import { addAttempt, MAX_HISTORY_ATTEMPTS, type AttemptRecord } from '../../src/artifacts/run-record.js';
 import { computeBackoffMs, isRetryableKind, isRetrySafe, mergeRetry } from '../../src/scheduler/retry.js';
 
 const policy: RetryPolicy = { attempts: 5, delayMs: 1000, backoff: 2, maxDelayMs: 5000, on: ['transport', 'timeout', 'protocol'], unsafe: false };
@@ -34,5 +35,27 @@ describe('app restart backoff', async () => {
   const { restartDelayMs } = await import('../../src/apps/registry.js');
   it('restarts at once the first time, then backs off doubling up to 10 s', () => {
     expect([0, 1, 2, 3, 6, 10].map(restartDelayMs)).toEqual([0, 250, 500, 1000, 8000, 10000]);
+  });
+});
+
+describe('addAttempt', () => {
+  const entry = (attempt: number): AttemptRecord => ({ attempt, startedAt: '', endedAt: '', error: null });
+
+  it('keeps every attempt up to MAX_HISTORY_ATTEMPTS, then the first half and the latest half', () => {
+    const history: AttemptRecord[] = [];
+    for (let attempt = 1; attempt <= MAX_HISTORY_ATTEMPTS; attempt++) addAttempt(history, entry(attempt));
+    expect(history.map((kept) => kept.attempt)).toEqual(Array.from({ length: MAX_HISTORY_ATTEMPTS }, (_, i) => i + 1));
+    for (let attempt = MAX_HISTORY_ATTEMPTS + 1; attempt <= 250; attempt++) addAttempt(history, entry(attempt));
+    const half = MAX_HISTORY_ATTEMPTS / 2;
+    expect(history.map((kept) => kept.attempt)).toEqual([...Array.from({ length: half }, (_, i) => i + 1), ...Array.from({ length: half }, (_, i) => 250 - half + 1 + i)]);
+  });
+
+  it('trims a history that came longer than the bound (a record written before it) on the next attempt', () => {
+    const history = Array.from({ length: 130 }, (_, i) => entry(i + 1));
+    addAttempt(history, entry(131));
+    expect(history).toHaveLength(MAX_HISTORY_ATTEMPTS);
+    expect(history.slice(0, 50).map((kept) => kept.attempt)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(history.at(-1)!.attempt).toBe(131);
+    expect(history[50]!.attempt).toBe(82);
   });
 });
