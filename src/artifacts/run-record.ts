@@ -47,18 +47,29 @@ export interface AttemptRecord {
 }
 
 /**
- * The most attempts one history keeps: the first half of them and the latest
- * half. `retry: { attempts: 100000, delay: 1ms }` is allowed, and each attempt
- * may carry an app's error message: the record, the store and report.html
- * would grow with every one. The `attempt` numbers show the gap, and the
- * step's `attempts` still counts every attempt.
+ * The most characters of one message from an app the run record keeps (an
+ * error's, a question's). An app's words reach it through many errors (a
+ * JSON-RPC error's message may be as large as the app's max-result), and each
+ * attempt keeps its own: 20 attempts at a 2 MB message made a 42 MB run.json
+ * and an 82 MB report.html.
  */
-export const MAX_HISTORY_ATTEMPTS = 100;
+export const MAX_RECORDED_MESSAGE_CHARS = 16_000;
 
-/** Appends `entry` to `history`; past MAX_HISTORY_ATTEMPTS the oldest of the latest half makes room. */
-export function addAttempt(history: AttemptRecord[], entry: AttemptRecord): void {
-  if (history.length >= MAX_HISTORY_ATTEMPTS) history.splice(MAX_HISTORY_ATTEMPTS / 2, history.length - MAX_HISTORY_ATTEMPTS + 1);
-  history.push(entry);
+/**
+ * The most entries one list of a call's record keeps (its `history` of
+ * attempts, the tool's `elicitations`): the first half of them and the
+ * latest half. `retry: { attempts: 100000, delay: 1ms }` is allowed, an app
+ * may ask questions for as long as the step's timeout lets it, and each entry
+ * may carry the app's words: the record, the store and report.html would
+ * grow with every one. In a history the `attempt` numbers show the gap, and
+ * `attempts` still counts every attempt.
+ */
+export const MAX_RECORDED_ENTRIES = 100;
+
+/** Appends `entry` to `list`; past MAX_RECORDED_ENTRIES the oldest of the latest half makes room. */
+export function addKeepingEnds<T>(list: T[], entry: T): void {
+  if (list.length >= MAX_RECORDED_ENTRIES) list.splice(MAX_RECORDED_ENTRIES / 2, list.length - MAX_RECORDED_ENTRIES + 1);
+  list.push(entry);
 }
 
 /** A question a tool asked mid-call, and how it was answered. */

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { DEFAULT_MAX_RESULT_BYTES, type ElicitationHandler } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason, CallError, classifyCallError } from '../apps/call-error.js';
-import { addAttempt, type ElicitationRecord, type StepErrorRecord } from '../artifacts/run-record.js';
+import { addKeepingEnds, MAX_RECORDED_MESSAGE_CHARS, type ElicitationRecord, type StepErrorRecord } from '../artifacts/run-record.js';
 import { outputsOf, saveResult, textOf } from '../artifacts/save-result.js';
 import type { WriteBehind } from '../artifacts/write-behind.js';
 import { storageError } from '../artifacts/storage-error.js';
@@ -81,7 +81,7 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
           job.app === BUILTIN_APP
             ? (hooks.onStatus?.('running', attempt), await callBuiltin(job, time, host, signal))
             : await callOnce(job, time, host, signal, { onElicit: hooks.elicit?.(asked), intent, onSent: () => hooks.onStatus?.('running', attempt), onProgress: hooks.onProgress }).finally(() => {
-                if (asked.length > 0) (outcome.elicitations ??= []).push(...asked);
+                if (asked.length > 0) for (const entry of asked) addKeepingEnds((outcome.elicitations ??= []), entry);
               });
         const saved = await saveCallResult(job, result, host, signal, { timeoutMs: job.timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) }, files);
         outcome.outputs = outputsOf(result);
@@ -90,14 +90,14 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
         if (result.isError) {
           throw new CallError('tool', `${job.uses} reported an error: ${firstLine(textOf(result)) || 'no message'}`);
         }
-        addAttempt(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
+        addKeepingEnds(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
         outcome.status = 'succeeded';
         settle('succeeded');
         return outcome;
       } catch (caught) {
         const error = classifyCallError(caught, { app: job.app, signal, sent: true });
         const record = toErrorRecord(error);
-        addAttempt(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: record });
+        addKeepingEnds(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: record });
         const safe = error.outcome === 'not-sent' || job.retrySafe;
         // An answer refused by a limit would be refused again: the call is not repeated.
         if (attempt < job.retry.attempts && isRetryableKind(error.kind, job.retry) && safe && !error.refusedByLimit && !signal.aborted) {
@@ -283,14 +283,6 @@ async function callBuiltin(job: CallJob, time: AttemptTime, host: CallHost, sign
     running.clear();
   }
 }
-
-/**
- * The most characters of one error message the run record keeps. An app's
- * words reach it through many errors (a JSON-RPC error's message may be as
- * large as the app's max-result), and each attempt keeps its own: 20 attempts
- * at a 2 MB message made a 42 MB run.json and an 82 MB report.html.
- */
-export const MAX_RECORDED_MESSAGE_CHARS = 16_000;
 
 export function toErrorRecord(error: CallError): StepErrorRecord {
   const record: StepErrorRecord = { kind: error.kind, message: cutText(error.message, MAX_RECORDED_MESSAGE_CHARS) };

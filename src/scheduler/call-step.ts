@@ -3,7 +3,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { AppConnection } from '../apps/connection.js';
 import type { AppRegistry } from '../apps/registry.js';
 import { CallAbortReason, CallError } from '../apps/call-error.js';
-import { addAttempt, type AttemptRecord, type ItemRecord, type StepErrorRecord, type StepRecord } from '../artifacts/run-record.js';
+import { addKeepingEnds, type AttemptRecord, type ItemRecord, type StepErrorRecord, type StepRecord } from '../artifacts/run-record.js';
 import type { WriteBehind } from '../artifacts/write-behind.js';
 import { BUILTIN_APP, BUILTIN_TOOLS, findBuiltinTool } from '../builtins/catalog.js';
 import type { Clock } from '../clock.js';
@@ -241,8 +241,8 @@ function applyOutcome(target: CallRecord, outcome: CallOutcome): void {
   if (outcome.outputs !== undefined) target.outputs = outcome.outputs;
   if (outcome.text !== undefined) target.text = outcome.text;
   if (outcome.files !== undefined) target.files = outcome.files;
-  for (const entry of outcome.history) addAttempt(target.history, entry);
-  if (outcome.elicitations?.length) (target.elicitations ??= []).push(...outcome.elicitations);
+  for (const entry of outcome.history) addKeepingEnds(target.history, entry);
+  for (const entry of outcome.elicitations ?? []) addKeepingEnds((target.elicitations ??= []), entry);
 }
 
 /**

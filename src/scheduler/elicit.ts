@@ -1,5 +1,6 @@
 import type { ElicitationAnswer, ElicitationHandler, ElicitationRequest } from '../apps/connection.js';
-import type { ElicitationRecord } from '../artifacts/run-record.js';
+import { addKeepingEnds, MAX_RECORDED_MESSAGE_CHARS, type ElicitationRecord } from '../artifacts/run-record.js';
+import { cutText } from '../terminal-text.js';
 import { evaluateTemplate, type ExpressionContext } from '../workflow/expressions.js';
 import type { Step } from '../workflow/types.js';
 import type { FieldsPrompter } from './events.js';
@@ -9,7 +10,9 @@ import type { FieldsPrompter } from './events.js';
  * `elicit:` map, then (for what is left) on the terminal, else declines.
  * An accepted answer gets the schema's `default` for every field nobody
  * filled in (SEP-1034); a step with an `elicit:` map accepts a question its
- * defaults answer. Every question and its outcome is appended to `log`.
+ * defaults answer. Every question and its outcome is appended to `log`
+ * (its message cut to MAX_RECORDED_MESSAGE_CHARS; past MAX_RECORDED_ENTRIES,
+ * the first and the latest questions are kept).
  */
 export function createElicitationHandler(
   step: Step,
@@ -53,7 +56,8 @@ export function createElicitationHandler(
       answer = { action: 'decline' };
       source = 'none';
     }
-    log.push({ message: request.message, action: answer.action, answered: answer.action === 'accept' ? Object.keys(answer.content ?? {}) : [], source });
+    const answered = answer.action === 'accept' ? Object.keys(answer.content ?? {}) : [];
+    addKeepingEnds(log, { message: cutText(request.message, MAX_RECORDED_MESSAGE_CHARS), action: answer.action, answered, source });
     return answer;
   };
 }

@@ -225,6 +225,20 @@ function defineTools({ counterFile, stateDir, exit: exitServer, inFlight = proce
         return text(`hello ${answer.content?.name}`);
       },
     },
+    ask_many: {
+      description: 'Ask `count` questions at once (form elicitation), each message `question N` and `pad` more characters; answer each one\'s action.',
+      annotations: READ_ONLY,
+      input: object({ count: { type: 'integer' }, pad: { type: 'integer' } }),
+      run: async ({ count = 2, pad = 0 }, ctx) => {
+        const names = Array.from({ length: count }, (_, i) => `q${i + 1}`);
+        const answers = names.map((name) => inputResponse(ctx.mcpReq.inputResponses, name));
+        if (answers.some((answer) => answer.kind !== 'elicit')) {
+          const ask = (name) => inputRequired.elicit({ message: `question ${name.slice(1)} ${'x'.repeat(pad)}`, requestedSchema: NAME_REQUEST });
+          return inputRequired({ inputRequests: Object.fromEntries(names.map((name) => [name, ask(name)])) });
+        }
+        return text(answers.map((answer) => answer.action).join(' '));
+      },
+    },
     image: {
       description: 'Return an image block, a resource_link to faulty://files/report.txt and an embedded PDF blob.',
       annotations: READ_ONLY,

@@ -37,6 +37,7 @@
 //   no_annotations {}                         no annotations: spec defaults apply
 //   purge {label?}                     D      destructiveHint: true; appends `purge <label>` to the counter
 //   ask_name {}                        RO     form elicitation for {name} → `hello <name>` | declined | cancelled
+//   ask_many {count?, pad?}            RO     `count` form elicitations at once, messages padded by `pad` characters → each one's action
 //   image {}                           RO I   image block + resource_link (faulty://files/report.txt) + PDF blob
 //   concurrent {delayMs?, gate?}       RO I   waits (as work); appends `start <ms> <in-flight>` to the counter: the peak in flight, measured here
 import { main } from './faulty-main.js';

@@ -231,6 +231,22 @@ describe.concurrent('bounds', () => {
     });
   });
 
+  describe('what the record keeps of the questions a tool asks', () => {
+    it('keeps 16,000 characters of each and 100 of them: the first 50 and the latest 50', async ({ expect }) => {
+      const { ws } = workspace([]);
+      // 150 questions at once, each of 50,000 characters: nobody can answer (no terminal), so each is declined.
+      const workflow = ws.write('wf.yaml', 'name: wf\nsteps:\n  - id: a\n    uses: faulty.ask_many\n    with: { count: 150, pad: 50000 }\n');
+      const result = await runInProcess(['--config', ws.config, 'run', workflow, '--json'], { cwd: ws.dir });
+      const step = JSON.parse(result.stdout).steps[0];
+      expect(step.status).toBe('succeeded');
+      expect(step.text).toBe(Array(150).fill('decline').join(' ')); // every question was answered
+      const numbers = step.elicitations.map((asked: { message: string }) => Number(/^question (\d+) /.exec(asked.message)![1]));
+      expect(numbers).toEqual([...Array.from({ length: 50 }, (_, i) => i + 1), ...Array.from({ length: 50 }, (_, i) => i + 101)]);
+      expect(step.elicitations[0]).toMatchObject({ action: 'decline', source: 'none', answered: [] });
+      expect(step.elicitations[0].message).toMatch(/^question 1 x+… \(34,0\d\d more characters\)$/);
+    });
+  });
+
   describe("an app's log", () => {
     it('keeps at most max-log of a stderr flood without newlines: its beginning, a marker and its end', async ({ expect }) => {
       const { run } = workspace(['--stderr-flood', String(8 * 1024 * 1024)], '    max-log: 1MiB\n');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RetryPolicy } from '../../src/config/types.js';
-import { addAttempt, MAX_HISTORY_ATTEMPTS, type AttemptRecord } from '../../src/artifacts/run-record.js';
+import { addKeepingEnds, MAX_RECORDED_ENTRIES, type AttemptRecord } from '../../src/artifacts/run-record.js';
 import { computeBackoffMs, isRetryableKind, isRetrySafe, mergeRetry } from '../../src/scheduler/retry.js';
 
 const policy: RetryPolicy = { attempts: 5, delayMs: 1000, backoff: 2, maxDelayMs: 5000, on: ['transport', 'timeout', 'protocol'], unsafe: false };
@@ -38,22 +38,22 @@ describe('app restart backoff', async () => {
   });
 });
 
-describe('addAttempt', () => {
+describe('addKeepingEnds', () => {
   const entry = (attempt: number): AttemptRecord => ({ attempt, startedAt: '', endedAt: '', error: null });
 
-  it('keeps every attempt up to MAX_HISTORY_ATTEMPTS, then the first half and the latest half', () => {
+  it('keeps every attempt up to MAX_RECORDED_ENTRIES, then the first half and the latest half', () => {
     const history: AttemptRecord[] = [];
-    for (let attempt = 1; attempt <= MAX_HISTORY_ATTEMPTS; attempt++) addAttempt(history, entry(attempt));
-    expect(history.map((kept) => kept.attempt)).toEqual(Array.from({ length: MAX_HISTORY_ATTEMPTS }, (_, i) => i + 1));
-    for (let attempt = MAX_HISTORY_ATTEMPTS + 1; attempt <= 250; attempt++) addAttempt(history, entry(attempt));
-    const half = MAX_HISTORY_ATTEMPTS / 2;
+    for (let attempt = 1; attempt <= MAX_RECORDED_ENTRIES; attempt++) addKeepingEnds(history, entry(attempt));
+    expect(history.map((kept) => kept.attempt)).toEqual(Array.from({ length: MAX_RECORDED_ENTRIES }, (_, i) => i + 1));
+    for (let attempt = MAX_RECORDED_ENTRIES + 1; attempt <= 250; attempt++) addKeepingEnds(history, entry(attempt));
+    const half = MAX_RECORDED_ENTRIES / 2;
     expect(history.map((kept) => kept.attempt)).toEqual([...Array.from({ length: half }, (_, i) => i + 1), ...Array.from({ length: half }, (_, i) => 250 - half + 1 + i)]);
   });
 
   it('trims a history that came longer than the bound (a record written before it) on the next attempt', () => {
     const history = Array.from({ length: 130 }, (_, i) => entry(i + 1));
-    addAttempt(history, entry(131));
-    expect(history).toHaveLength(MAX_HISTORY_ATTEMPTS);
+    addKeepingEnds(history, entry(131));
+    expect(history).toHaveLength(MAX_RECORDED_ENTRIES);
     expect(history.slice(0, 50).map((kept) => kept.attempt)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(history.at(-1)!.attempt).toBe(131);
     expect(history[50]!.attempt).toBe(82);
