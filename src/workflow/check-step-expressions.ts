@@ -12,7 +12,7 @@ import { isRecord } from '../is-record.js';
 import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import type { RawStep } from './schema.js';
-import { splitTemplateCached } from './template-parts.js';
+import { splitTemplate } from './template-parts.js';
 
 /** A `steps.<id>` read in a string of a step, kept until every id is known. */
 export interface Reference {
@@ -78,7 +78,9 @@ function scanValue(value: unknown, path: (string | number)[], scan: Scan): void 
 }
 
 function scanString(text: string, path: (string | number)[], scan: Scan): void {
-  const { parts, unterminatedAt } = splitTemplateCached(text);
+  // Not the cached split: loading reads each string once, and most strings of a large workflow differ (`-${i}`),
+  // so caching them all cost 10,000 steps 15-20 ms of hashing and map growth for nothing; a run caches what it evaluates.
+  const { parts, unterminatedAt } = splitTemplate(text);
   let shared: YamlPath | undefined; // one copy of the path for every reference in this string
   let cursor = 0;
   for (const part of parts) {

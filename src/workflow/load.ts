@@ -14,7 +14,7 @@ import { isRecord } from '../is-record.js';
 import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
-import { collectReferences, linkSteps, type Reference } from './step-references.js';
+import { collectReferences, linkStep, reportCycle } from './step-references.js';
 import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
@@ -176,9 +176,13 @@ function normalizeInputs(context: Context): Record<string, InputSpec> {
 function normalizeSteps(context: Context): Step[] {
   const { source, raw, diagnostics } = context;
   if (!Array.isArray(raw.steps)) return [];
-  const steps: Step[] = [];
-  const referencesByStep: Reference[][] = [];
+  // Every id first, so that each step's references are resolved as soon as it is read: kept for all
+  // steps until the last one was read, 10,000 steps' references cost the GC about as much as making them.
   const firstIndexById = new Map<string, number>();
+  raw.steps.forEach((rawStep, i) => {
+    if (typeof rawStep?.id === 'string' && !firstIndexById.has(rawStep.id)) firstIndexById.set(rawStep.id, i);
+  });
+  const steps: Step[] = [];
   raw.steps.forEach((rawStep, i) => {
     const step = normalizeStep(isRecord(rawStep) ? rawStep : {}, i, context);
     const references = collectReferences(isRecord(rawStep) ? rawStep : {}, i, context);
@@ -191,9 +195,8 @@ function normalizeSteps(context: Context): Step[] {
           hint: 'choose another id',
         });
       }
-      const first = firstIndexById.get(rawStep.id);
-      if (first === undefined) firstIndexById.set(rawStep.id, i);
-      else {
+      const first = firstIndexById.get(rawStep.id)!;
+      if (first !== i) {
         diagnostics.push({
           location: locatePath(source, ['steps', i, 'id']),
           message: `duplicate step id \`${rawStep.id}\`; the first step with it is at line ${steps[first].location.line}`,
@@ -201,9 +204,9 @@ function normalizeSteps(context: Context): Step[] {
       }
     }
     steps.push(step);
-    referencesByStep.push(references);
+    linkStep(step, i, references, firstIndexById, context);
   });
-  linkSteps(steps, referencesByStep, firstIndexById, context);
+  reportCycle(steps, firstIndexById, context);
   return steps;
 }
 

@@ -10,9 +10,8 @@ import type { Step } from './types.js';
 
 export { collectReferences, type Reference } from './check-step-expressions.js';
 
-/** Resolves explicit and implicit needs, reporting unknown and self references, then cycles. */
-export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstIndexById: Map<string, number>, context: Context): void {
-  for (let i = 0; i < steps.length; i++) linkStep(steps[i], i, referencesByStep[i], firstIndexById, context);
+/** Reports a cycle among the steps' needs, once every step is linked (linkStep). */
+export function reportCycle(steps: Step[], firstIndexById: Map<string, number>, context: Context): void {
   const cycle = findCycle(steps);
   if (cycle) {
     // findCycle lists each step before the one it needs; show run order instead.
@@ -27,8 +26,12 @@ export function linkSteps(steps: Step[], referencesByStep: Reference[][], firstI
 
 const NO_NEEDS: readonly unknown[] = [];
 
-/** Sets the needs of the step at `index` from its `needs` and its references (one call per step, so that V8 optimizes it early). */
-function linkStep(step: Step, index: number, references: Reference[], firstIndexById: Map<string, number>, context: Context): void {
+/**
+ * Sets the needs of the step at `index` from its `needs` and its references,
+ * reporting unknown and self references; `firstIndexById` holds every step's
+ * id. One call per step, so that V8 optimizes it early.
+ */
+export function linkStep(step: Step, index: number, references: Reference[], firstIndexById: Map<string, number>, context: Context): void {
   const { source, raw } = context;
   const needs: string[] = [];
   const declared: string[] = [];

@@ -19,7 +19,7 @@ export interface TemplateParts {
 }
 
 /** Splits text at each `${{ ... }}`; a `}}` inside a quoted string literal does not close it. */
-function splitTemplate(text: string): TemplateParts {
+export function splitTemplate(text: string): TemplateParts {
   const parts: (string | ExpressionPart)[] = [];
   let from = 0;
   for (;;) {
