@@ -38,12 +38,16 @@ function unicodeEscape(char: string): string {
   return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
-/** The most characters of one message (an app's error, a progress message) a line of progress shows; the record keeps all of it. */
+/** The most characters of one message (an app's error, a progress message) a line of progress shows; the record keeps more of an error's. */
 export const MAX_SHOWN_MESSAGE_CHARS = 4_000;
 
-/** An app's message as a line of progress shows it: cut at MAX_SHOWN_MESSAGE_CHARS, saying how much was left out, and escaped (safeForTerminal). */
-export function shownMessage(text: string): string {
-  return safeForTerminal(cutText(text, MAX_SHOWN_MESSAGE_CHARS, ' in the run record'));
+/**
+ * An app's message as a line of progress shows it: cut at MAX_SHOWN_MESSAGE_CHARS, saying how much was left out
+ * (`where` the rest is: by default the run record, which keeps errors; a progress message is kept nowhere), and
+ * escaped (safeForTerminal).
+ */
+export function shownMessage(text: string, where = ' in the run record'): string {
+  return safeForTerminal(cutText(text, MAX_SHOWN_MESSAGE_CHARS, where));
 }
 
 /** `text` cut to about `max` characters (never between the two halves of a character outside the BMP, an emoji), saying how many more there were. */

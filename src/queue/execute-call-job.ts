@@ -248,7 +248,9 @@ async function callOnce(
             timeoutMs: time.budgetMs + 5_000,
             onprogress: (progress) => {
               armIdle();
-              hooks.onProgress?.(progress);
+              // Passed on to the terminal, the UI and, from a worker, through Redis: an app's message is cut as the record cuts one.
+              const { message } = progress;
+              hooks.onProgress?.(message !== undefined && message.length > MAX_RECORDED_MESSAGE_CHARS ? { ...progress, message: cutText(message, MAX_RECORDED_MESSAGE_CHARS) } : progress);
             },
             onElicit: hooks.onElicit,
           });

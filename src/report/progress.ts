@@ -83,7 +83,7 @@ function createLineLog(options: ProgressOptions): (event: RunEvent) => void {
         const at = now();
         if (at - (lastProgress.get(event.stepId) ?? -Infinity) < SUMMARY_EVERY_MS) break;
         lastProgress.set(event.stepId, at);
-        write(`… ${event.stepId} ${describeProgress(event, mask)}`);
+        write(`… ${event.stepId} ${describeProgress(event, options.secretValues)}`);
         break;
       }
       case 'run-finished':
@@ -109,9 +109,9 @@ function countItems(items: readonly { status: StepStatus }[]): string {
 }
 
 /** `3/10 (30%) rendering page 3`. */
-function describeProgress(event: { progress: number; total?: number; message?: string }, mask: (text: string) => string): string {
+function describeProgress(event: { progress: number; total?: number; message?: string }, secretValues: readonly string[]): string {
   const share = event.total ? `${event.progress}/${event.total} (${Math.round((100 * event.progress) / event.total)}%)` : `${event.progress}`;
-  return event.message ? `${share} ${mask(event.message)}` : share;
+  return event.message ? `${share} ${shownMessage(maskSecrets(event.message, secretValues), '')}` : share;
 }
 
 /** A compact view redrawn in place: one line per step, then the summary. */
@@ -139,7 +139,7 @@ function createLiveView(options: ProgressOptions): (event: RunEvent) => void {
       const took = step.startedAt && step.endedAt ? ` ${formatMs(Date.parse(step.endedAt) - Date.parse(step.startedAt))}` : step.startedAt ? ` ${formatMs(now() - Date.parse(step.startedAt))}` : '';
       const error = step.error ? `  ${describeError(step.error, mask)}` : '';
       const reported = step.status === 'running' && !step.items ? progress.get(step.id) : undefined;
-      const note = reported ? `  ${describeProgress(reported, mask)}` : '';
+      const note = reported ? `  ${describeProgress(reported, options.secretValues)}` : '';
       return truncate(`${STATUS_SYMBOLS[step.status]} ${step.id.padEnd(16)} ${step.status.padEnd(9)}${items}${took}${note}${error}`);
     });
     if (final) lines.push(summaryLine(latest, mask));

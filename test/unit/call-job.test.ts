@@ -30,6 +30,20 @@ function hostWith(answers: (object | Error)[], log: string[] = []): CallHost {
   return { apps, limits: new Limits(config), workflowQueue: null, clock: systemClock, secretValues: [] };
 }
 
+/** hostWith([OK]) whose tool first sends these progress notifications, all at once. */
+async function hostSendingProgress(notifications: object[]): Promise<CallHost> {
+  const host = hostWith([OK]);
+  const connection = await host.apps.get('app');
+  const callTool = connection.callTool.bind(connection);
+  Object.assign(connection, {
+    callTool: async (tool: string, args: Record<string, unknown>, options: { onprogress?: (p: object) => void }) => {
+      for (const notification of notifications) options.onprogress?.(notification);
+      return callTool(tool, args);
+    },
+  });
+  return host;
+}
+
 function jobFor(overrides: Partial<CallJob> = {}): CallJob {
   return {
     runId: 'r1',
@@ -112,19 +126,21 @@ describe('processCallJob (the BullMQ processor)', () => {
 
   it("keeps the sent mark in every progress write, and writes a chatty app's progress at most once per interval", async () => {
     const marks: unknown[] = [];
-    const host = hostWith([OK]);
     // 100 notifications at once, then the answer: the first goes out, the rest fall in its interval and are dropped with it.
-    const connection = await host.apps.get('app');
-    const callTool = connection.callTool.bind(connection);
-    Object.assign(connection, {
-      callTool: async (tool: string, args: Record<string, unknown>, options: { onprogress?: (p: object) => void }) => {
-        for (let n = 1; n <= 100; n++) options.onprogress?.({ progress: n, total: 100, message: `step ${n}` });
-        return callTool(tool, args);
-      },
-    });
+    const host = await hostSendingProgress(Array.from({ length: 100 }, (_, i) => ({ progress: i + 1, total: 100, message: `step ${i + 1}` })));
     const outcome = await processCallJob(bullJob(jobFor(), 0, marks), host);
     expect(outcome.status).toBe('succeeded');
     expect(marks).toEqual([{ sent: 1 }, { sent: 1, call: { progress: 1, total: 100, message: 'step 1', seq: 1 } }]);
+  });
+
+  it("passes on 16,000 characters of an app's progress message, through the job's progress as to the terminal", async () => {
+    const marks: unknown[] = [];
+    await processCallJob(bullJob(jobFor(), 0, marks), await hostSendingProgress([{ progress: 1, message: 'x'.repeat(1_000_000) }]));
+    expect(marks[1]).toEqual({ sent: 1, call: { progress: 1, message: `${'x'.repeat(16_000)}… (984,000 more characters)`, seq: 1 } });
+    const heard: string[] = [];
+    const host = await hostSendingProgress([{ progress: 1, message: 'short' }, { progress: 2, message: 'y'.repeat(20_000) }]);
+    await executeCallJob(jobFor({ sideEffects: false }), host, new AbortController().signal, { onProgress: (progress) => heard.push(progress.message ?? '') });
+    expect(heard).toEqual(['short', `${'y'.repeat(16_000)}… (4,000 more characters)`]);
   });
 
   it('runs such a job again when repeating it is safe', async () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jsonForOutput, safeForTerminal, shownMessage, terminalFilterKeepingColors } from '../../src/terminal-text.js';
+import type { RunRecord } from '../../src/artifacts/run-record.js';
+import { createProgressReporter } from '../../src/report/progress.js';
 
 describe('safeForTerminal', () => {
   it('escapes what would steer a terminal: ESC sequences, BEL, CR, C1 controls (a lone CSI), bidi controls', () => {
@@ -58,5 +60,14 @@ describe('terminalFilterKeepingColors', () => {
   it('escapes a sequence the log ends in the middle of', () => {
     const filter = terminalFilterKeepingColors();
     expect(filter.write('x\u001b[') + filter.end()).toBe('x\\u001b[');
+  });
+});
+
+describe('a progress message on the terminal', () => {
+  it('is cut at 4,000 characters like an error, without pointing at the run record, which keeps no progress', () => {
+    const lines: string[] = [];
+    const report = createProgressReporter({ write: (text) => lines.push(text), tty: false, secretValues: [], now: () => 0 });
+    report({ type: 'progress', run: {} as RunRecord, stepId: 'a', progress: 1, total: 2, message: 'y'.repeat(16_000) });
+    expect(lines).toEqual([`… a 1/2 (50%) ${'y'.repeat(4_000)}… (12,000 more characters)\n`]);
   });
 });
