@@ -86,6 +86,8 @@ export class CronTrigger {
       const job: OccurrenceJob = { key: this.key, trigger };
       return handoff.offer(scheduleQueueName(workflow.name), occurrenceJobId(id), job).catch((error: unknown) => skip(`it could not be queued: ${messageOf(error)}`));
     }
+    // A process that is stopping would take the occurrence only to skip it: another one, still serving, runs it.
+    if (host.isStopping()) return skip('the runner is stopping');
     let locked: boolean;
     try {
       locked = await lockOccurrence(this.options.locksFolder, id, host.clock.now());

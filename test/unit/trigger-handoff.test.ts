@@ -128,3 +128,24 @@ describe('queue mode: one occurrence runs once across runner processes', () => {
     expect(fileJobId('/shared/inbox/a.png', 'ab'.repeat(32), 1764576009999)).not.toBe(id);
   });
 });
+
+describe('lock files: one occurrence runs once across runner processes', () => {
+  it('a process that is stopping takes no occurrence, so one that is not runs each', async () => {
+    const clock = new FakeClock('2026-01-01T12:00:00.000Z');
+    const artifacts = await mkdtemp(join(tmpdir(), 'runner-locks-'));
+    const cursors = new ScheduleCursorStore(artifacts);
+    const locksFolder = join(artifacts, '.runner', 'locks');
+    const controller = new AbortController();
+    const stopping = processHost(clock);
+    const live = processHost(clock);
+    stopping.stop();
+    // The stopping process's schedule first: it used to take each lock, then skip the run as stopping.
+    for (const { host } of [stopping, live]) await new CronTrigger(workflow, spec, 0, host, { cursors, locksFolder }).start(controller.signal);
+    await clock.advance(5_000);
+    controller.abort();
+    const expected = Array.from({ length: 5 }, (_, second) => occurrenceId('tick', Date.parse('2026-01-01T12:00:01.000Z') + second * 1000));
+    await expect.poll(() => live.launched.map((trigger) => trigger.occurrence).sort()).toEqual(expected);
+    expect(stopping.launched).toEqual([]);
+    expect(stopping.events.map((event) => (event.type === 'trigger' ? event.reason : event.type))).toEqual(Array(5).fill('the runner is stopping'));
+  });
+});
