@@ -50,10 +50,9 @@ export interface AttemptRecord {
  * The most characters of one message from an app the run record keeps (an
  * error's, a question's), and runner passes on (a progress message, to the
  * terminal, the UI and through the queue). An app's words reach the record
- * through many errors (a
- * JSON-RPC error's message may be as large as the app's max-result), and each
- * attempt keeps its own: 20 attempts at a 2 MB message made a 42 MB run.json
- * and an 82 MB report.html.
+ * through many errors (a JSON-RPC error's message may be as large as the
+ * app's max-result), and each attempt keeps its own: 20 attempts at a 2 MB
+ * message made a 42 MB run.json and an 82 MB report.html.
  */
 export const MAX_RECORDED_MESSAGE_CHARS = 16_000;
 

