@@ -15,6 +15,7 @@ import { WORKFLOW_NAMES, type LoadContext as Context } from './load-context.js';
 import { locateInValue } from './locate-in-string.js';
 import { normalizeSchedules, normalizeWatch } from './load-triggers.js';
 import { collectReferences, linkStep, reportCycle } from './step-references.js';
+import { rememberStepIndexes } from './graph.js';
 import { MAX_NAME_LENGTH, RESERVED_STEP_ID, USES_PATTERN, WORKFLOW_NAME_PATTERN, type RawStep, type RawWorkflow } from './schema.js';
 import type { InputSpec, Step, TemplateValue, Workflow } from './types.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
@@ -183,6 +184,7 @@ function normalizeSteps(context: Context): Step[] {
     if (typeof rawStep?.id === 'string' && !firstIndexById.has(rawStep.id)) firstIndexById.set(rawStep.id, i);
   });
   const steps: Step[] = [];
+  let needsLater = false;
   raw.steps.forEach((rawStep, i) => {
     const step = normalizeStep(isRecord(rawStep) ? rawStep : {}, i, context);
     const references = collectReferences(isRecord(rawStep) ? rawStep : {}, i, context);
@@ -204,9 +206,11 @@ function normalizeSteps(context: Context): Step[] {
       }
     }
     steps.push(step);
-    linkStep(step, i, references, firstIndexById, context);
+    if (linkStep(step, i, references, firstIndexById, context)) needsLater = true;
   });
-  reportCycle(steps, firstIndexById, context);
+  // Needs that all point back in the file cannot form a cycle.
+  if (needsLater) reportCycle(steps, firstIndexById, context);
+  rememberStepIndexes(steps, firstIndexById);
   return steps;
 }
 

@@ -29,12 +29,15 @@ const NO_NEEDS: readonly unknown[] = [];
 /**
  * Sets the needs of the step at `index` from its `needs` and its references,
  * reporting unknown and self references; `firstIndexById` holds every step's
- * id. One call per step, so that V8 optimizes it early.
+ * id. One call per step, so that V8 optimizes it early. Returns whether the
+ * step needs a step written after it: only such a need can close a cycle, so
+ * a workflow whose steps all need earlier ones is not searched for one.
  */
-export function linkStep(step: Step, index: number, references: Reference[], firstIndexById: Map<string, number>, context: Context): void {
+export function linkStep(step: Step, index: number, references: Reference[], firstIndexById: Map<string, number>, context: Context): boolean {
   const { source, raw } = context;
   const needs: string[] = [];
   const declared: string[] = [];
+  let needsLater = false;
   const rawNeeds = raw.steps?.[index]?.needs;
   const explicit: readonly unknown[] = typeof rawNeeds === 'string' ? [rawNeeds] : Array.isArray(rawNeeds) ? rawNeeds : NO_NEEDS;
   for (let j = 0; j < explicit.length; j++) {
@@ -43,6 +46,7 @@ export function linkStep(step: Step, index: number, references: Reference[], fir
     if (isKnownOther(step, id, firstIndexById)) {
       needs.push(id);
       declared.push(id);
+      if (firstIndexById.get(id)! > index) needsLater = true;
     } else {
       const path = typeof rawNeeds === 'string' ? ['steps', index, 'needs'] : ['steps', index, 'needs', j];
       reportBadReference(step, id, ['steps', index, 'needs'], locatePath(source, path), firstIndexById, context);
@@ -51,11 +55,13 @@ export function linkStep(step: Step, index: number, references: Reference[], fir
   for (const reference of references) {
     if (isKnownOther(step, reference.id, firstIndexById)) {
       needs.push(reference.id);
+      if (firstIndexById.get(reference.id)! > index) needsLater = true;
       checkForeachRead(reference, raw.steps?.[firstIndexById.get(reference.id)!], context);
     } else reportBadReference(step, reference.id, reference.path, locateReference(reference, context), firstIndexById, context);
   }
   step.needs = sortedUnique(needs);
   step.declaredNeeds = sortedUnique(declared);
+  return needsLater;
 }
 
 function isKnownOther(step: Step, id: string, firstIndexById: Map<string, number>): boolean {

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { findCycle, findDependents, planLevels } from '../../src/workflow/graph.js';
+import { findCycle, findDependents, planLevels, rememberStepIndexes } from '../../src/workflow/graph.js';
 
 const step = (id: string, ...needs: string[]) => ({ id, needs });
 
@@ -57,6 +57,18 @@ describe('planLevels', () => {
     expect(levels[0]).toEqual(['s0']);
     expect(levels[9_999]).toEqual(['s9999']);
     expect(levels.every((level, i) => level.length === 1 && level[0] === `s${i}`)).toBe(true);
+  });
+});
+
+describe('rememberStepIndexes', () => {
+  it("plans a list with the index its loader remembered, and maps the list afresh once its length changed", () => {
+    const steps = [step('a'), step('b', 'a'), step('c', 'b')];
+    // A wrong index (`a` third, `c` first) that turns b and c into a loop: the plan follows it, so it was used.
+    rememberStepIndexes(steps, new Map([['a', 2], ['b', 1], ['c', 0]]));
+    expect(planLevels(steps)).toEqual([['a']]);
+    steps.push(step('d', 'c'));
+    expect(planLevels(steps)).toEqual([['a'], ['b'], ['c'], ['d']]);
+    expect(planLevels([...steps])).toEqual([['a'], ['b'], ['c'], ['d']]);
   });
 });
 

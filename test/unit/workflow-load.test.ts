@@ -201,6 +201,21 @@ describe('parseWorkflowText: problems point at file:line:col', () => {
     ]);
   });
 
+  // Only a need on a later step can close a cycle, so a workflow is searched for one only when it has such a need:
+  // each way of writing one (`needs`, `if`, `foreach`, `elicit`) must still be found.
+  it.for([
+    ['needs', '    needs: [b]'],
+    ['if', "    if: steps.b.status == 'succeeded'"],
+    ['foreach', '    foreach: ${{ steps.b.outputs }}'],
+    ['elicit', '    elicit: { message: "${{ steps.b.text }}", schema: { type: object, properties: {} } }'],
+  ])('reports a cycle whose only need on a later step is in `%s`', ([, need]) => {
+    const text = lines('steps:', '  - id: a', '    uses: image.info', need, '  - id: b', '    uses: image.info', '    needs: [a]');
+    expect(problemsOf(() => parse(text))).toEqual([
+      'wf.yaml:2:5: steps form a cycle: a → b → a (each step needs the one before it)\n' +
+        '  hint: remove one of these needs; references to `steps.<id>` in `with`, `if`, `foreach` and `elicit` count as needs too',
+    ]);
+  });
+
   it('reports a YAML syntax error with its position, and only the first one', () => {
     expect(problemsOf(() => parse(lines('steps:', '  - id: a', '    with: { x: ${{ inputs.a }} }')))).toEqual([
       expect.stringMatching(/^wf\.yaml:3:17: YAML syntax error: /),
