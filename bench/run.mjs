@@ -21,6 +21,7 @@ import { benchStartup } from './cases/startup.mjs';
 import { benchUi } from './cases/ui.mjs';
 import { distDir } from './lib/dist.mjs';
 import { repoRoot } from './lib/paths.mjs';
+import { probeMachineSpeed } from './lib/speed-probe.mjs';
 import { loadAverages, say } from './lib/stats.mjs';
 
 const USAGE = 'Usage: node bench/run.mjs [--reps N] [--only a,b,c,d,e,f,g,h,i] [--side runner|raw] (bench/README.md says what each case measures)\n';
@@ -85,9 +86,10 @@ const summary = {
   cpus: cpus().length,
   reps,
   loadBefore: loadAverages(),
+  speedProbeMsBefore: probeMachineSpeed(),
 };
 say(`runner benchmarks at ${summary.commit} (${distDir}): node ${process.version}, ${summary.cpus} CPUs, ${reps} timed repetitions per side (medians)`);
-say(`load average before: ${summary.loadBefore.join(' ')}`);
+say(`load average before: ${summary.loadBefore.join(' ')}; machine speed probe: ${summary.speedProbeMsBefore} ms of CPU (bench/README.md, What is measured)`);
 for (const [key, name, bench] of cases) {
   if (!only.has(key)) continue;
   const loadBefore = loadAverages();
@@ -96,6 +98,7 @@ for (const [key, name, bench] of cases) {
   summary[key] = { name, ...figures, seconds: Math.round((performance.now() - started) / 100) / 10, load: { before: loadBefore, after: loadAverages() } };
 }
 summary.loadAfter = loadAverages();
+summary.speedProbeMsAfter = probeMachineSpeed();
 summary.targets = {
   ...(summary.a && { aChainRatio: summary.a.delay5ms.met, aOverheadPerStep: summary.a.delay0ms.met }),
   ...(summary.b && { bThroughput: summary.b.foreach.met, bStepsThroughput: summary.b.steps.met }),
@@ -109,5 +112,5 @@ summary.targets = {
   ...(summary.i && { iUiUnder1s: summary.i.met }),
 };
 const missed = Object.entries(summary.targets).filter(([, met]) => met === false).map(([name]) => name);
-say(`load after: ${summary.loadAfter.join(' ')}; targets ${missed.length === 0 ? 'all met' : `missed: ${missed.join(', ')}`}`);
+say(`load after: ${summary.loadAfter.join(' ')}; machine speed probe: ${summary.speedProbeMsAfter} ms; targets ${missed.length === 0 ? 'all met' : `missed: ${missed.join(', ')}`}`);
 process.stdout.write(`${JSON.stringify(summary)}\n`);
