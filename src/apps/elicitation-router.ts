@@ -8,6 +8,13 @@ export type Elicitor = (request: { message: string; requestedSchema: { propertie
 
 type Id = string | number;
 
+/** One call in flight: who answers its questions, and the request and task ids that lead to it. */
+interface InFlightCall {
+  elicitor: Elicitor;
+  requestIds: Id[];
+  taskIds: string[];
+}
+
 /** The `_meta` key that tags a runner's `tools/call` request with the call it belongs to. */
 export const CALL_TAG_KEY = 'dev.runner/call';
 /** The `_meta` key with which a 2025-11-25 app ties a question to the task it asks for. */
@@ -29,12 +36,12 @@ const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
  */
 export class ElicitationRouter {
   private lastTag = 0;
-  private readonly byTag = new Map<string, Elicitor>();
-  private readonly inFlight = new Set<Elicitor>();
-  private readonly byRequestId = new Map<Id, Elicitor>();
-  private readonly byTaskId = new Map<string, Elicitor>();
-  /** Questions from input_required results not yet asked: key → { elicitor, question JSON }. */
-  private readonly pending: { elicitor: Elicitor; key: string; question: string }[] = [];
+  private readonly byTag = new Map<string, InFlightCall>();
+  private readonly inFlight = new Set<InFlightCall>();
+  private readonly byRequestId = new Map<Id, InFlightCall>();
+  private readonly byTaskId = new Map<string, InFlightCall>();
+  /** Questions from input_required results not yet asked: key → { call, question JSON }. */
+  private readonly pending: { call: InFlightCall; key: string; question: string }[] = [];
 
   /**
    * Runs `call` as the call that `elicitor` answers for. `call` must put the
@@ -44,16 +51,18 @@ export class ElicitationRouter {
    */
   async run<T>(elicitor: Elicitor, call: (meta: Record<string, string>) => Promise<T>): Promise<T> {
     const tag = String(++this.lastTag);
-    this.byTag.set(tag, elicitor);
-    this.inFlight.add(elicitor);
+    const entry: InFlightCall = { elicitor, requestIds: [], taskIds: [] };
+    this.byTag.set(tag, entry);
+    this.inFlight.add(entry);
     try {
       return await call({ [CALL_TAG_KEY]: tag });
     } finally {
+      // Only this call's own ids: scanning every id in flight made each call's end cost as much as the calls in flight.
       this.byTag.delete(tag);
-      this.inFlight.delete(elicitor);
-      for (const [key, value] of this.byRequestId) if (value === elicitor) this.byRequestId.delete(key);
-      for (const [key, value] of this.byTaskId) if (value === elicitor) this.byTaskId.delete(key);
-      for (let i = this.pending.length - 1; i >= 0; i--) if (this.pending[i].elicitor === elicitor) this.pending.splice(i, 1);
+      this.inFlight.delete(entry);
+      for (const id of entry.requestIds) if (this.byRequestId.get(id) === entry) this.byRequestId.delete(id);
+      for (const id of entry.taskIds) if (this.byTaskId.get(id) === entry) this.byTaskId.delete(id);
+      for (let i = this.pending.length - 1; i >= 0; i--) if (this.pending[i].call === entry) this.pending.splice(i, 1);
     }
   }
 
@@ -63,8 +72,11 @@ export class ElicitationRouter {
     transport.send = (message, options) => {
       if ('method' in message && message.method === 'tools/call' && 'id' in message) {
         const tag = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[CALL_TAG_KEY];
-        const elicitor = typeof tag === 'string' ? this.byTag.get(tag) : undefined;
-        if (elicitor) this.byRequestId.set(message.id, elicitor);
+        const entry = typeof tag === 'string' ? this.byTag.get(tag) : undefined;
+        if (entry) {
+          this.byRequestId.set(message.id, entry);
+          entry.requestIds.push(message.id);
+        }
       }
       return send(message, options);
     };
@@ -83,23 +95,26 @@ export class ElicitationRouter {
   /** The elicitor for a question, or undefined when it cannot be told. */
   route(params: { message: string; requestedSchema?: unknown; _meta?: Record<string, unknown> }, requestKey: Id): Elicitor | undefined {
     const taskId = (params._meta?.[RELATED_TASK_KEY] as { taskId?: unknown } | undefined)?.taskId;
-    if (typeof taskId === 'string' && this.byTaskId.has(taskId)) return this.byTaskId.get(taskId);
+    if (typeof taskId === 'string' && this.byTaskId.has(taskId)) return this.byTaskId.get(taskId)!.elicitor;
     const question = questionOf(params);
     const index = this.pending.findIndex((entry) => entry.key === String(requestKey) && entry.question === question);
-    if (index >= 0) return this.pending.splice(index, 1)[0].elicitor;
-    return this.inFlight.size === 1 ? [...this.inFlight][0] : undefined;
+    if (index >= 0) return this.pending.splice(index, 1)[0].call.elicitor;
+    return this.inFlight.size === 1 ? [...this.inFlight][0].elicitor : undefined;
   }
 
   private noteResponse(id: Id, result: unknown): void {
-    const elicitor = this.byRequestId.get(id);
-    if (!elicitor) return;
+    const call = this.byRequestId.get(id);
+    if (!call) return;
     this.byRequestId.delete(id);
     const body = result as { resultType?: string; inputRequests?: Record<string, { method?: string; params?: unknown }>; task?: { taskId?: unknown } } | undefined;
-    if (typeof body?.task?.taskId === 'string') this.byTaskId.set(body.task.taskId, elicitor);
+    if (typeof body?.task?.taskId === 'string') {
+      this.byTaskId.set(body.task.taskId, call);
+      call.taskIds.push(body.task.taskId);
+    }
     if (body?.resultType !== 'input_required' || !body.inputRequests) return;
     for (const [key, request] of Object.entries(body.inputRequests)) {
       const params = (request.params ?? request) as { message: string; requestedSchema?: unknown };
-      this.pending.push({ elicitor, key, question: questionOf(params) });
+      this.pending.push({ call, key, question: questionOf(params) });
     }
   }
 }

@@ -89,6 +89,26 @@ describe('ElicitationRouter without tasks', () => {
     await Promise.all(calls);
   });
 
+  it("forgets only the ids of a call that ended: another call with the same answerer keeps its questions", async () => {
+    const tapped = createTapped();
+    const shared = answer('shared');
+    const schema = { type: 'object', properties: { name: { type: 'string' } } };
+    const inputRequired = { resultType: 'input_required', inputRequests: { who: { method: 'elicitation/create', params: { message: 'Your name?', requestedSchema: schema } } } };
+    let releaseFirst!: () => void;
+    let releaseSecond!: () => void;
+    const first = startCall(tapped, shared, 1, new Promise<void>((resolve) => (releaseFirst = resolve)));
+    const second = startCall(tapped, shared, 2, new Promise<void>((resolve) => (releaseSecond = resolve)), inputRequired);
+    await new Promise((resolve) => setImmediate(resolve));
+    releaseFirst();
+    await first;
+    // The second call still runs: its pending question is routed to it, and it is the one call in flight.
+    expect(tapped.router.route({ message: 'Your name?', requestedSchema: schema }, 'who')).toBe(shared);
+    expect(tapped.router.route(question(), 3)).toBe(shared);
+    releaseSecond();
+    await second;
+    expect(tapped.router.route(question(), 4)).toBeUndefined();
+  });
+
   it('ignores a tools/call without its tag and the responses to other requests', async () => {
     const tapped = createTapped();
     await tapped.transport.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'ask' } });
