@@ -49,12 +49,14 @@ describe('runner watch', () => {
     await serve.until((events) => ofType(events, 'ready').length === 1, 'ready');
 
     writeFileSync(join(inbox, 'a.txt'), 'alpha\n');
-    // Written slowly: six chunks 150 ms apart, one file descriptor.
+    // Written slowly: six chunks 50 ms apart, one file descriptor. Each chunk restarts the 150 ms debounce, so
+    // this holds while this process is not held up for 300 ms between two writes (the debounce and two of the
+    // stability readings). A writer that pauses past the debounce is covered on the fake clock (test/unit/watch.test.ts).
     const slow = openSync(join(inbox, 'b.txt'), 'w');
     const chunks = Array.from({ length: 6 }, (_, i) => `chunk ${i}\n`);
     for (const chunk of chunks) {
       writeSync(slow, chunk);
-      await sleep(150);
+      await sleep(50);
     }
     closeSync(slow);
     // Copied in with a rename: appears complete at once.
