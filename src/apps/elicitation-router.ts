@@ -1,4 +1,5 @@
-import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import type { Transport } from '@modelcontextprotocol/client';
+import { passReceived, watchSent } from './transport-taps.js';
 
 /** A call's answerer for the questions a tool asks mid-call. */
 export type Elicitor = (request: { message: string; requestedSchema: { properties?: Record<string, unknown>; required?: string[] } }) => Promise<{
@@ -68,28 +69,23 @@ export class ElicitationRouter {
 
   /** Taps a transport's outgoing messages; call before connect. */
   tapSend(transport: Transport): void {
-    const send = transport.send.bind(transport);
-    transport.send = (message, options) => {
-      if ('method' in message && message.method === 'tools/call' && 'id' in message) {
-        const tag = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[CALL_TAG_KEY];
-        const entry = typeof tag === 'string' ? this.byTag.get(tag) : undefined;
-        if (entry) {
-          this.byRequestId.set(message.id, entry);
-          entry.requestIds.push(message.id);
-        }
+    watchSent(transport, (message) => {
+      if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return;
+      const tag = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[CALL_TAG_KEY];
+      const entry = typeof tag === 'string' ? this.byTag.get(tag) : undefined;
+      if (entry) {
+        this.byRequestId.set(message.id, entry);
+        entry.requestIds.push(message.id);
       }
-      return send(message, options);
-    };
+    });
   }
 
   /** Taps incoming messages; call after connect (the SDK sets `onmessage` while connecting). */
   tapReceive(transport: Transport): void {
-    const receive = transport.onmessage;
-    if (!receive) return;
-    transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+    passReceived(transport, (message) => {
       if ('id' in message && message.id !== undefined && !('method' in message)) this.noteResponse(message.id, 'result' in message ? message.result : undefined);
-      (receive as (message: JSONRPCMessage, extra?: unknown) => void)(message, extra);
-    };
+      return message;
+    });
   }
 
   /** The elicitor for a question, or undefined when it cannot be told. */

@@ -1,6 +1,7 @@
 import { SdkError, SdkErrorCode, type ClientOptions, type PriorDiscovery, type Transport } from '@modelcontextprotocol/client';
 import type { AppConfig } from '../config/types.js';
 import type { VerdictStore } from './verdicts.js';
+import { watchSent } from './transport-taps.js';
 
 // How a connection picks its protocol era, and when a failed start is worth
 // one more try. The rule: negotiation never makes a reachable server
@@ -75,10 +76,8 @@ function isUnreachable(error: unknown): boolean {
 /** Watches a transport for the `initialize` request: a failure after it is the handshake's, not the probe's. */
 export function watchForInitialize(transport: Transport): () => boolean {
   let sent = false;
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
+  watchSent(transport, (message) => {
     if ('method' in message && message.method === 'initialize') sent = true;
-    return send(message, options);
-  };
+  });
   return () => sent;
 }

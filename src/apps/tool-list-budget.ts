@@ -1,4 +1,5 @@
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { passReceived, watchSent } from './transport-taps.js';
 import { formatBytes } from '../config/sizes.js';
 
 /**
@@ -21,27 +22,19 @@ export class ToolListBudget {
   constructor(private readonly limitBytes: number) {}
 
   tapSend(transport: Transport): void {
-    const send = transport.send.bind(transport);
-    transport.send = (message, options) => {
-      if ('method' in message && message.method === 'tools/list' && 'id' in message) {
-        if ((message.params as { cursor?: unknown } | undefined)?.cursor === undefined) {
-          this.listing.clear();
-          this.charsSoFar = 0;
-          this.refused = undefined;
-        }
-        this.listing.add(message.id);
+    watchSent(transport, (message) => {
+      if (!('method' in message) || message.method !== 'tools/list' || !('id' in message)) return;
+      if ((message.params as { cursor?: unknown } | undefined)?.cursor === undefined) {
+        this.listing.clear();
+        this.charsSoFar = 0;
+        this.refused = undefined;
       }
-      return send(message, options);
-    };
+      this.listing.add(message.id);
+    });
   }
 
   tapReceive(transport: Transport): void {
-    const receive = transport.onmessage;
-    if (!receive) return;
-    transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
-      const answer = 'id' in message && !('method' in message) && this.listing.delete(message.id!) ? this.weigh(message) : message;
-      (receive as (message: JSONRPCMessage, extra?: unknown) => void)(answer, extra);
-    };
+    passReceived(transport, (message) => ('id' in message && !('method' in message) && this.listing.delete(message.id!) ? this.weigh(message) : message));
   }
 
   /** A page of the listing as it is, or an error answer in its place once the pages so far are over the limit. */
