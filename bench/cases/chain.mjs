@@ -6,11 +6,14 @@ import { connectRaw, runRawChain, verdictOf } from '../raw-client.mjs';
 import { probeStepFiles } from '../lib/disk-probe.mjs';
 import { countRunFiles, openEngine, timeEngineRun } from '../lib/engine.mjs';
 import { measureInterleaved } from '../lib/interleave.mjs';
+import { timePipe } from '../lib/pipe-times.mjs';
 import { round, say, verdict } from '../lib/stats.mjs';
 import { chainWorkflowYaml, createWorkspace, tmpfsDir } from '../lib/workspace.mjs';
 
 export const RATIO_TARGET = 1.03;
 export const OVERHEAD_TARGET_US = 100;
+/** Steps of the chain that the pipe is timed on, once per side after the timed runs. */
+const PIPE_STEPS = 300;
 
 export async function benchChain({ reps, steps = 1000, sides }) {
   const disk = createWorkspace();
@@ -83,6 +86,17 @@ export async function benchChain({ reps, steps = 1000, sides }) {
       }
       say(`    CPU of this process per step: runner ${entry.runnerCpuUsPerStep} µs${entry.artifactsInRam ? ` (tmpfs: ${entry.artifactsInRam.runnerCpuUsPerStep} µs)` : ''}, raw ${entry.rawCpuUsPerStep} µs`);
       if (entry.filesPerRun) say(`    every run wrote run.json${entry.filesPerRun.runJson ? '' : ' (MISSING)'} and ${entry.filesPerRun.results} result.json files`);
+      if (sides.raw && sides.runner) {
+        const workflow = engines.runner.parse(chainWorkflowYaml(`${name}-pipe`, PIPE_STEPS, delayMs), `${name}-pipe.yaml`);
+        const { outcome, ...runnerPipe } = await timePipe(() => timeEngineRun(engines.runner, workflow));
+        if (outcome.record.status !== 'succeeded') throw new Error(`the pipe-timed chain ended ${outcome.record.status}`);
+        const rawPipe = await timePipe(() => runRawChain(raw, PIPE_STEPS, delayMs));
+        entry.pipe = { steps: PIPE_STEPS, runner: runnerPipe, raw: { requestToAnswerUs: rawPipe.requestToAnswerUs, answerToRequestUs: rawPipe.answerToRequestUs } };
+        say(
+          `    per step (medians of ${PIPE_STEPS}, timed at the pipe): request → answer runner ${runnerPipe.requestToAnswerUs} µs, raw ${rawPipe.requestToAnswerUs} µs; ` +
+            `answer → next request runner ${runnerPipe.answerToRequestUs} µs, raw ${rawPipe.answerToRequestUs} µs`,
+        );
+      }
       result[`delay${delayMs}ms`] = entry;
     }
     return result;
