@@ -15,10 +15,10 @@ export const MEMORY_TARGET_MB = 100;
 const child = fileURLToPath(new URL('../plan-child.mjs', import.meta.url));
 const run = promisify(execFile);
 
-async function measureShape(workspace, file, runs) {
+async function measureShape(workspace, file, runs, nodeArgs = []) {
   const samples = [];
   for (let rep = 0; rep < runs; rep++) {
-    const { stdout } = await run(process.execPath, [child, workspace.dir, file], { maxBuffer: 1 << 20 });
+    const { stdout } = await run(process.execPath, [...nodeArgs, child, workspace.dir, file], { maxBuffer: 1 << 20 });
     samples.push(JSON.parse(stdout));
   }
   const pick = (key) => samples.map((sample) => sample[key]);
@@ -32,6 +32,7 @@ async function measureShape(workspace, file, runs) {
     totalMs: round(totalMs, 1),
     parseMs: round(median(pick('parseMs')), 1),
     mainThreadCpuMs: round(median(pick('mainThreadCpuMs')), 0),
+    mainThreadWaitMs: round(median(pick('mainThreadWaitMs')), 1),
     planMs: round(median(pick('planMs')), 2),
     peakRssMB: round(peakRssMB, 1),
     baselineRssMB: round(median(pick('baselineRssMB')), 1),
@@ -57,10 +58,15 @@ export async function benchPlan({ reps, steps = 10_000 }) {
       const mark = (met) => (met ? 'met' : 'MISSED');
       say(
         `(d) validate + plan ${steps} steps, ${shape} (${figures.yamlKB} KB YAML, ${figures.levels} levels): ${figures.totalMs} ms ` +
-          `(parse ${figures.parseMs}, plan ${figures.planMs}; main thread's CPU ${figures.mainThreadCpuMs} ms) (≤ ${TIME_TARGET_MS} ms ${shape === 'mixed' ? mark(figures.timeMet) : 'for comparison'}); ` +
+          `(parse ${figures.parseMs}, plan ${figures.planMs}; main thread's CPU ${figures.mainThreadCpuMs} ms, waiting for a core ${figures.mainThreadWaitMs} ms) (≤ ${TIME_TARGET_MS} ms ${shape === 'mixed' ? mark(figures.timeMet) : 'for comparison'}); ` +
           `peak RSS ${figures.peakRssMB} MB, ${figures.baselineRssMB} MB before parsing (≤ ${MEMORY_TARGET_MB} MB ${shape === 'mixed' ? mark(figures.memoryMet) : 'for comparison'})`,
       );
     }
+    // Diagnostic: the same load with V8's pool of background threads cut from Node's default of 4 to 1.
+    // On two cores its compiler and GC threads keep the main thread waiting for a core (mainThreadWaitMs).
+    const onePool = await measureShape(workspace, shapes.mixed, runs, ['--v8-pool-size=1']);
+    result.mixed.v8PoolSize1 = { totalMs: onePool.totalMs, mainThreadWaitMs: onePool.mainThreadWaitMs, runsMs: onePool.runsMs };
+    say(`    diagnostic, mixed with \`node --v8-pool-size=1\` (Node's default is 4): ${onePool.totalMs} ms, waiting for a core ${onePool.mainThreadWaitMs} ms`);
     result.timeMet = result.mixed.timeMet;
     result.memoryMet = result.mixed.memoryMet;
     return result;
