@@ -50,32 +50,65 @@ export async function recoverCallOutcomes(url: string, config: RunnerConfig, int
   const recovered = new Map<string, RecoveredCall>();
   if (intents.length === 0) return recovered;
   const connection = connectionFromUrl(url);
-  const opened = new Map<string, { queue: Queue; events: QueueEvents }>();
+  const opened = new Map<string, Promise<AppQueue>>();
   try {
     await Promise.all(
       intents.map(async (intent) => {
         const app = intent.uses.slice(0, intent.uses.indexOf('.'));
         if (!config.apps[app]) return;
         let entry = opened.get(app);
-        if (!entry) {
-          entry = { queue: new Queue(app, { connection, prefix: QUEUE_PREFIX }), events: new QueueEvents(app, { connection, prefix: QUEUE_PREFIX }) };
-          entry.queue.on('error', () => undefined);
-          entry.events.on('error', () => undefined);
-          entry.queue.setMaxListeners(0);
-          entry.events.setMaxListeners(0);
-          opened.set(app, entry);
-        }
-        const outcome = await outcomeOf(entry, jobIdForIntent(intent.id));
+        if (!entry) opened.set(app, (entry = openAppQueue(app, connection)));
+        const outcome = await outcomeOf(await entry, jobIdForIntent(intent.id));
         if (outcome) recovered.set(intent.id, outcome);
       }),
     );
   } finally {
-    await Promise.allSettled([...opened.values()].flatMap(({ queue, events }) => [events.close(), queue.close()]));
+    const entries = await Promise.allSettled(opened.values());
+    await Promise.allSettled(entries.flatMap((entry) => (entry.status === 'fulfilled' ? [entry.value.events.close(), entry.value.queue.close()] : [])));
   }
   return recovered;
 }
 
-async function outcomeOf({ queue, events }: { queue: Queue; events: QueueEvents }, jobId: string): Promise<CallOutcome | undefined> {
+interface AppQueue {
+  queue: Queue;
+  events: QueueEvents;
+}
+
+/**
+ * An app's queue, and its events read from the last one written before any
+ * job's state is read. QueueEvents would otherwise start at the newest event
+ * when its first read reaches Redis, a moment after it is ready: a job that
+ * ended in that moment, after its state was read as running, would never be
+ * heard of, and the resume would wait out the job's whole budget to call it
+ * unknown.
+ */
+/** The id of the newest entry of a stream, `0` when it has none: where reading it from there starts with the next. */
+const NEWEST_EVENT_ID = 'runnerNewestEventId';
+const NEWEST_EVENT_ID_LUA = `local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if newest[1] then return newest[1][1] end
+return '0'`;
+
+async function openAppQueue(app: string, connection: ReturnType<typeof connectionFromUrl>): Promise<AppQueue> {
+  const queue = new Queue(app, { connection, prefix: QUEUE_PREFIX });
+  queue.on('error', () => undefined);
+  queue.setMaxListeners(0);
+  let lastEventId: string;
+  try {
+    const backend = queue.getBackend();
+    const client = await backend.client;
+    client.defineCommand(NEWEST_EVENT_ID, { numberOfKeys: 1, readOnly: true, lua: NEWEST_EVENT_ID_LUA });
+    lastEventId = String(await client.runCommand(NEWEST_EVENT_ID, [backend.keys.events]));
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
+  const events = new QueueEvents(app, { connection, prefix: QUEUE_PREFIX, lastEventId });
+  events.on('error', () => undefined);
+  events.setMaxListeners(0);
+  return { queue, events };
+}
+
+async function outcomeOf({ queue, events }: AppQueue, jobId: string): Promise<CallOutcome | undefined> {
   const job: Job<CallJob, CallOutcome> | undefined = await Job.fromId(queue, jobId);
   if (!job) return undefined;
   const state = await job.getState();

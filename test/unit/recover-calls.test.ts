@@ -1,5 +1,5 @@
-import { Queue, Worker } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Job, Queue, Worker } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { RunnerConfig } from '../../src/config/types.js';
 import type { CallJob, CallOutcome } from '../../src/queue/call-job.js';
 import { jobIdForIntent, recoverCallOutcomes } from '../../src/queue/recover-calls.js';
@@ -40,27 +40,43 @@ describe('recoverCallOutcomes', () => {
     const add = (id: string) => queue.add('call', job(id), { jobId: jobIdForIntent(id), attempts: 1 });
     await add('finished');
     await add('failing');
+    // `running` is held by its worker until the resume has read its state, and ends at once after: the resume always
+    // finds it unfinished, and it ends before the resume is listening for its end (which it must not miss).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
     // A worker takes these two now: one finishes, one fails in BullMQ itself (its processor threw).
     const worker = new Worker<CallJob, CallOutcome>(
       'app',
       async (taken) => {
         if (taken.data.stepId === 'failing') throw new Error('worker lost');
-        if (taken.data.stepId === 'running') await new Promise((resolve) => setTimeout(resolve, 1000));
+        if (taken.data.stepId === 'running') await held;
         return done(taken.data.stepId);
       },
       { connection: connectionFromUrl(redis.url), prefix: QUEUE_PREFIX },
     );
-    try {
-      await expect.poll(async () => [await queue.getCompletedCount(), await queue.getFailedCount()], { timeout: 10_000 }).toEqual([1, 1]);
-      // `running` takes the worker a second: the resume finds it unfinished and waits for it.
-      await add('running');
-      const recovered = await recoverCallOutcomes(redis.url, config, ['finished', 'failing', 'gone', 'running'].map(intent));
-      expect([...recovered.keys()].sort()).toEqual(['finished', 'running']);
-      expect(recovered.get('finished')).toEqual(done('finished'));
-      expect(recovered.get('running')).toEqual(done('running'));
-    } finally {
+    onTestFinished(async () => {
+      release();
       await worker.close();
-    }
+    });
+    await expect.poll(async () => [await queue.getCompletedCount(), await queue.getFailedCount()], { timeout: 10_000 }).toEqual([1, 1]);
+    await add('running');
+    await expect.poll(() => queue.getActiveCount(), { timeout: 10_000 }).toBe(1);
+    const seen: string[] = [];
+    const getState = Job.prototype.getState;
+    const spy = vi.spyOn(Job.prototype, 'getState').mockImplementation(async function (this: Job) {
+      const state = await getState.call(this);
+      if ((this.data as CallJob).stepId === 'running') {
+        seen.push(state);
+        release();
+      }
+      return state;
+    });
+    onTestFinished(() => void spy.mockRestore());
+    const recovered = await recoverCallOutcomes(redis.url, config, ['finished', 'failing', 'gone', 'running'].map(intent));
+    expect(seen).toEqual(['active']);
+    expect([...recovered.keys()].sort()).toEqual(['finished', 'running']);
+    expect(recovered.get('finished')).toEqual(done('finished'));
+    expect(recovered.get('running')).toEqual(done('running'));
   }, 30_000);
 
   it('names each job after its intent, without the colons BullMQ refuses', () => {
