@@ -7,7 +7,7 @@ import { messageOf } from '../errors.js';
 import type { CallJob, CallOutcome, JobProgressMark } from './call-job.js';
 import type { CallHooks } from './execute-call-job.js';
 import { closeWithin, settledUnlessStopped } from './bounded-close.js';
-import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
+import { applyGlobalLimits, CANCEL_CHANNEL, connectionFromUrl, newestStreamEntry, QUEUE_PREFIX } from './redis-connection.js';
 import { jobIdForIntent } from './recover-calls.js';
 
 /** How long a cancelled job's worker has to report back before the step is given up on. */
@@ -160,7 +160,7 @@ export class QueueDispatcher {
         // itself, QueueEvents starts at `$` once its connection is named: an `active` or `progress` event written
         // before its first read was lost, and a call that started in that moment showed as queued until it ended.
         // When even that read fails (Redis away too long), the events are read from `$` as before.
-        const lastEventId = await this.lastStreamEntry(queue.keys.events).catch(() => undefined);
+        const lastEventId = await newestStreamEntry(this.plainConnection(), queue.keys.events).catch(() => undefined);
         const events = new QueueEvents(app, { connection: this.connection, prefix: QUEUE_PREFIX, autorun: false, ...(lastEventId && { lastEventId }) });
         events.on('error', ignoreConnectionError);
         events.run().catch((error: unknown) => events.emit('error', error as Error));
@@ -174,12 +174,6 @@ export class QueueDispatcher {
       this.queues.set(app, opened);
     }
     return opened;
-  }
-
-  /** The ID of the last entry of an event stream, or `0-0` when it has none yet. */
-  private async lastStreamEntry(key: string): Promise<string> {
-    const [last] = await this.plainConnection().xrevrange(key, '+', '-', 'COUNT', 1);
-    return last?.[0] ?? '0-0';
   }
 
   /** A connection of this coordinator's own, outside BullMQ's: cancels are published on it, and streams read. */

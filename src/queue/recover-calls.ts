@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Job, Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { isOwnerLive } from '../store/run-owner.js';
 import type { JournalEntry, RunOwner, RunStore } from '../store/run-store.js';
 import type { RecoveredCall } from '../store/take-over.js';
 import type { CallJob, CallOutcome } from './call-job.js';
-import { connectionFromUrl, QUEUE_PREFIX } from './redis-connection.js';
+import { connectionFromUrl, newestStreamEntry, QUEUE_PREFIX } from './redis-connection.js';
 
 /** How long a resume waits, beyond the job's own budget, for a job still queued or running. */
 const WAIT_MARGIN_MS = 30_000;
@@ -50,6 +51,8 @@ export async function recoverCallOutcomes(url: string, config: RunnerConfig, int
   const recovered = new Map<string, RecoveredCall>();
   if (intents.length === 0) return recovered;
   const connection = connectionFromUrl(url);
+  // Outside BullMQ's own connections: the event streams' newest entries are read on it.
+  const plain = new Redis(connection as object).on('error', () => undefined);
   const opened = new Map<string, Promise<AppQueue>>();
   try {
     await Promise.all(
@@ -57,7 +60,7 @@ export async function recoverCallOutcomes(url: string, config: RunnerConfig, int
         const app = intent.uses.slice(0, intent.uses.indexOf('.'));
         if (!config.apps[app]) return;
         let entry = opened.get(app);
-        if (!entry) opened.set(app, (entry = openAppQueue(app, connection)));
+        if (!entry) opened.set(app, (entry = openAppQueue(app, connection, plain)));
         const outcome = await outcomeOf(await entry, jobIdForIntent(intent.id));
         if (outcome) recovered.set(intent.id, outcome);
       }),
@@ -65,6 +68,7 @@ export async function recoverCallOutcomes(url: string, config: RunnerConfig, int
   } finally {
     const entries = await Promise.allSettled(opened.values());
     await Promise.allSettled(entries.flatMap((entry) => (entry.status === 'fulfilled' ? [entry.value.events.close(), entry.value.queue.close()] : [])));
+    plain.disconnect();
   }
   return recovered;
 }
@@ -75,29 +79,18 @@ interface AppQueue {
 }
 
 /**
- * An app's queue, and its events read from the last one written before any
- * job's state is read. QueueEvents would otherwise start at the newest event
- * when its first read reaches Redis, a moment after it is ready: a job that
- * ended in that moment, after its state was read as running, would never be
- * heard of, and the resume would wait out the job's whole budget to call it
- * unknown.
+ * An app's queue, and its events read from the newest one written before any
+ * job's state is read (see newestStreamEntry): a job that ended just after
+ * its state was read as running would otherwise never be heard of, and the
+ * resume would wait out the job's whole budget to call its outcome unknown.
  */
-/** The id of the newest entry of a stream, `0` when it has none: where reading it from there starts with the next. */
-const NEWEST_EVENT_ID = 'runnerNewestEventId';
-const NEWEST_EVENT_ID_LUA = `local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if newest[1] then return newest[1][1] end
-return '0'`;
-
-async function openAppQueue(app: string, connection: ReturnType<typeof connectionFromUrl>): Promise<AppQueue> {
+async function openAppQueue(app: string, connection: ReturnType<typeof connectionFromUrl>, plain: Redis): Promise<AppQueue> {
   const queue = new Queue(app, { connection, prefix: QUEUE_PREFIX });
   queue.on('error', () => undefined);
   queue.setMaxListeners(0);
   let lastEventId: string;
   try {
-    const backend = queue.getBackend();
-    const client = await backend.client;
-    client.defineCommand(NEWEST_EVENT_ID, { numberOfKeys: 1, readOnly: true, lua: NEWEST_EVENT_ID_LUA });
-    lastEventId = String(await client.runCommand(NEWEST_EVENT_ID, [backend.keys.events]));
+    lastEventId = await newestStreamEntry(plain, queue.keys.events);
   } catch (error) {
     await queue.close();
     throw error;

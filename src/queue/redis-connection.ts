@@ -1,4 +1,5 @@
 import type { ConnectionOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 
 /** BullMQ keys start with this: queue `image` lives under `runner:image:*`. */
 export const QUEUE_PREFIX = 'runner';
@@ -33,4 +34,15 @@ export async function applyGlobalLimits(
 ): Promise<void> {
   await (app.concurrency !== undefined ? queue.setGlobalConcurrency(app.concurrency) : queue.removeGlobalConcurrency());
   await (app.rate ? queue.setGlobalRateLimit(app.rate.count, app.rate.intervalMs) : queue.removeGlobalRateLimit());
+}
+
+/**
+ * The ID of the newest entry of a Redis stream, `0-0` when it has none. A
+ * BullMQ QueueEvents starts at `$` once its first read reaches Redis, a moment
+ * after it is ready, and loses what was written in that moment; given this ID
+ * (`lastEventId`) it reads every event written after the ID was taken.
+ */
+export async function newestStreamEntry(redis: Redis, key: string): Promise<string> {
+  const [newest] = await redis.xrevrange(key, '+', '-', 'COUNT', 1);
+  return newest?.[0] ?? '0-0';
 }
