@@ -39,8 +39,9 @@ export async function applyGlobalLimits(
 /**
  * The ID of the newest entry of a Redis stream, `0-0` when it has none. A
  * BullMQ QueueEvents starts at `$` once its first read reaches Redis, a moment
- * after it is ready, and loses what was written in that moment; given this ID
- * (`lastEventId`) it reads every event written after the ID was taken.
+ * after it is ready, and loses what was written in that moment (BullMQ issue
+ * 2874); given this ID (`lastEventId`) it reads every event written after the
+ * ID was taken.
  */
 export async function newestStreamEntry(redis: Redis, key: string): Promise<string> {
   const [newest] = await redis.xrevrange(key, '+', '-', 'COUNT', 1);
