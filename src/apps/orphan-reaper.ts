@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readProcessStart } from '../process-info.js';
+import { REAPER_SCRIPT } from './reaper-script.js';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const REAPER_MAIN = fileURLToPath(new URL('./reaper-main.js', import.meta.url));
+/** The shell the reaper runs in (reaper-script.ts); where there is none, the same reaper runs in Node (reaper-main.ts). */
+const SHELL = '/bin/sh';
 
 /** The `track` line of each app process group the reaper must know about, by leader pid. */
 const trackLines = new Map<number, string>();
@@ -12,7 +15,7 @@ let reaper: ChildProcess | null = null;
 let unavailable = process.platform === 'win32';
 
 /**
- * Tells the orphan reaper (reaper-main.ts) about an app's process group, starting
+ * Tells the orphan reaper (reaper-script.ts) about an app's process group, starting
  * the reaper on the first call. Apps run in their own process group, so a
  * runner killed with SIGKILL, which runs no cleanup, would leave them running
  * for good; the reaper outlives the runner and kills them. Costs one
@@ -31,18 +34,26 @@ export function forgetGroup(pid: number): void {
   send(`untrack ${pid}\n`);
 }
 
+/** How to start the reaper: a shell script (about 2 ms of CPU), or Node (about 70 ms) where there is no shell. */
+function reaperCommand(): [command: string, args: string[]] | undefined {
+  if (existsSync(SHELL)) return [SHELL, ['-c', REAPER_SCRIPT, 'runner-reaper']];
+  // Run from TypeScript sources (unit tests), there is no compiled reaper-main.js either.
+  return existsSync(REAPER_MAIN) ? [process.execPath, [REAPER_MAIN]] : undefined;
+}
+
 function startReaper(): void {
-  // Run from TypeScript sources (unit tests), there is no compiled reaper to start.
-  if (unavailable || !existsSync(REAPER_MAIN)) {
+  const command = unavailable ? undefined : reaperCommand();
+  if (!command) {
     unavailable = true;
     return;
   }
   // Detached: its own session, so a terminal's Ctrl-C or hang-up does not end
   // it before the runner. stdin is the lifeline: it reaches EOF when the
   // runner exits, however it exits. The pipe is close-on-exec, so apps do not
-  // inherit it and hold it open. It needs nothing of the runner's environment; NODE_EXTRA_CA_CERTS, say,
-  // would cost it 40 ms of CPU at start parsing certificates it never uses.
-  const child = spawn(process.execPath, [REAPER_MAIN], { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env: {} });
+  // inherit it and hold it open. Of the runner's environment it needs only PATH (the script's `sleep`);
+  // NODE_EXTRA_CA_CERTS, say, would cost the Node reaper 40 ms of CPU at start parsing certificates it never uses.
+  const env = process.env.PATH === undefined ? {} : { PATH: process.env.PATH };
+  const child = spawn(command[0], command[1], { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env });
   reaper = child;
   const lost = () => {
     // Killed by someone else: the next app spawn starts a new one and tells it every live group.

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { isAlive, listDescendants } from '../../src/apps/process-tree.js';
+import { REAPER_SCRIPT } from '../../src/apps/reaper-script.js';
 import { readProcessStart } from '../../src/process-info.js';
 import { cliPath, createWorkspace, repoRoot, faultyArgs } from '../helpers/workspace.js';
 
@@ -61,16 +62,22 @@ function readAppPid(pidFile: string): number | undefined {
   return pid > 0 ? pid : undefined;
 }
 
-/** The runner's reaper process, found among its children by command line. */
+/** The runner's reaper process, found among its children by command line (`/bin/sh -c SCRIPT runner-reaper`). */
 function findReaper(runnerPid: number): number | undefined {
   return listDescendants(runnerPid).find((pid) => {
     try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('reaper-main');
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('runner-reaper');
     } catch {
       return false;
     }
   });
 }
+
+/** The two ways the reaper runs: the shell script runner starts, and the Node program it starts where there is no /bin/sh. */
+const REAPERS = [
+  { name: 'the shell script', command: '/bin/sh', args: ['-c', REAPER_SCRIPT, 'runner-reaper'] },
+  { name: 'the Node program', command: process.execPath, args: [join(repoRoot, 'dist', 'apps', 'reaper-main.js')] },
+];
 
 function isGone(pid: number): boolean {
   try {
@@ -122,13 +129,13 @@ describe.runIf(process.platform === 'linux').concurrent('apps of a runner that d
     expect(isAlive(appPid!)).toBe(false);
   });
 
-  it('never signals a group whose leader is another process than the one tracked (a reused pid)', async ({ expect, onTestFinished }) => {
+  it.for(REAPERS)('never signals a group whose leader is another process than the one tracked (a reused pid): $name', async ({ command, args }, { expect, onTestFinished }) => {
     const leftovers = leftoversOf(onTestFinished);
     const victim = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { detached: true, stdio: 'ignore' });
     leftovers.push(victim.pid!);
     const start = await pollFor(() => readProcessStart(victim.pid!) ?? undefined, 5_000);
     const reap = (line: string) => {
-      const reaper = spawn(process.execPath, [join(repoRoot, 'dist', 'apps', 'reaper-main.js')], { stdio: ['pipe', 'ignore', 'ignore'] });
+      const reaper = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'] });
       reaper.stdin.end(line);
       return new Promise((resolve) => reaper.on('exit', resolve));
     };
@@ -137,5 +144,46 @@ describe.runIf(process.platform === 'linux').concurrent('apps of a runner that d
     expect(isAlive(victim.pid!)).toBe(true);
     await reap(`track ${victim.pid} ${start}\n`);
     expect(await pollFor(() => (isAlive(victim.pid!) ? undefined : true), 5_000)).toBe(true);
+  });
+
+  it.for(REAPERS)('kills a group that ignores SIGTERM, and a child that left it, after the grace; untracked groups and bad lines are left alone: $name', async ({ command, args }, { expect, onTestFinished }) => {
+    const leftovers = leftoversOf(onTestFinished);
+    const dir = createWorkspace('').dir;
+    const strayFile = join(dir, 'stray.pid');
+    // A leader that ignores SIGTERM, with a child that left its group (setsid) and ignores SIGTERM too.
+    const stubborn = `process.on('SIGTERM', () => {}); setInterval(() => {}, 1e9);`;
+    const leader = spawn(
+      process.execPath,
+      ['-e', `${stubborn} const c = require('child_process').spawn('setsid', [process.execPath, '-e', ${JSON.stringify(stubborn)}], { stdio: 'ignore' }); require('fs').writeFileSync(${JSON.stringify(strayFile)}, String(c.pid));`],
+      { detached: true, stdio: 'ignore' },
+    );
+    const untracked = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { detached: true, stdio: 'ignore' });
+    leftovers.push(leader.pid!, untracked.pid!);
+    const stray = await pollFor(() => (existsSync(strayFile) ? Number(readFileSync(strayFile, 'utf8')) || undefined : undefined), 5_000);
+    expect(stray).toBeDefined();
+    leftovers.push(stray!);
+    // The stray has left the leader's group: signalling the group alone would miss it.
+    expect(await pollFor(() => (readProcessStart(stray!) !== null && listDescendants(leader.pid!).includes(stray!) ? true : undefined), 5_000)).toBe(true);
+
+    const reaper = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'] });
+    const exited = new Promise((resolve) => reaper.on('exit', resolve));
+    const started = Date.now();
+    reaper.stdin.end(
+      [
+        `track ${leader.pid} ${readProcessStart(leader.pid!)}`,
+        `track ${untracked.pid} ${readProcessStart(untracked.pid!)}`,
+        `untrack ${untracked.pid}`,
+        'track 1 1',
+        'track x y',
+        `track ${untracked.pid}0 *`,
+        '',
+      ].join('\n'),
+    );
+    await exited;
+    expect(isAlive(leader.pid!)).toBe(false);
+    expect(isAlive(stray!)).toBe(false);
+    expect(isAlive(untracked.pid!)).toBe(true);
+    // SIGTERM, about a second of grace, then SIGKILL: not at once, and not much later.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 });
