@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { isAlive, listDescendants } from '../../src/apps/process-tree.js';
@@ -73,11 +74,24 @@ function findReaper(runnerPid: number): number | undefined {
   });
 }
 
-/** The two ways the reaper runs: the shell script runner starts, and the Node program it starts where there is no /bin/sh. */
+/**
+ * The ways the reaper runs: the shell script runner starts (which reads /proc with awk), the same
+ * script on a PATH with `sleep` alone (it reads /proc itself), and the Node program runner starts
+ * where there is no /bin/sh.
+ */
 const REAPERS = [
-  { name: 'the shell script', command: '/bin/sh', args: ['-c', REAPER_SCRIPT, 'runner-reaper'] },
-  { name: 'the Node program', command: process.execPath, args: [join(repoRoot, 'dist', 'apps', 'reaper-main.js')] },
+  { name: 'the shell script', command: '/bin/sh', args: ['-c', REAPER_SCRIPT, 'runner-reaper'], withoutAwk: false },
+  { name: 'the shell script without awk', command: '/bin/sh', args: ['-c', REAPER_SCRIPT, 'runner-reaper'], withoutAwk: true },
+  { name: 'the Node program', command: process.execPath, args: [join(repoRoot, 'dist', 'apps', 'reaper-main.js')], withoutAwk: false },
 ];
+
+/** The environment a reaper starts with: the runner's PATH, or a folder with only `sleep` in it. */
+function reaperEnv(withoutAwk: boolean): NodeJS.ProcessEnv {
+  if (!withoutAwk) return { PATH: process.env.PATH };
+  const bin = mkdtempSync(join(tmpdir(), 'runner-reaper-path-'));
+  symlinkSync(['/usr/bin/sleep', '/bin/sleep'].find((file) => existsSync(file))!, join(bin, 'sleep'));
+  return { PATH: bin };
+}
 
 function isGone(pid: number): boolean {
   try {
@@ -129,13 +143,13 @@ describe.runIf(process.platform === 'linux').concurrent('apps of a runner that d
     expect(isAlive(appPid!)).toBe(false);
   });
 
-  it.for(REAPERS)('never signals a group whose leader is another process than the one tracked (a reused pid): $name', async ({ command, args }, { expect, onTestFinished }) => {
+  it.for(REAPERS)('never signals a group whose leader is another process than the one tracked (a reused pid): $name', async ({ command, args, withoutAwk }, { expect, onTestFinished }) => {
     const leftovers = leftoversOf(onTestFinished);
     const victim = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { detached: true, stdio: 'ignore' });
     leftovers.push(victim.pid!);
     const start = await pollFor(() => readProcessStart(victim.pid!) ?? undefined, 5_000);
     const reap = (line: string) => {
-      const reaper = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'] });
+      const reaper = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'], env: reaperEnv(withoutAwk) });
       reaper.stdin.end(line);
       return new Promise((resolve) => reaper.on('exit', resolve));
     };
@@ -146,7 +160,7 @@ describe.runIf(process.platform === 'linux').concurrent('apps of a runner that d
     expect(await pollFor(() => (isAlive(victim.pid!) ? undefined : true), 5_000)).toBe(true);
   });
 
-  it.for(REAPERS)('kills a group that ignores SIGTERM, and a child that left it, after the grace; untracked groups and bad lines are left alone: $name', async ({ command, args }, { expect, onTestFinished }) => {
+  it.for(REAPERS)('kills a group that ignores SIGTERM, and a child that left it, after the grace; untracked groups and bad lines are left alone: $name', async ({ command, args, withoutAwk }, { expect, onTestFinished }) => {
     const leftovers = leftoversOf(onTestFinished);
     const dir = createWorkspace('').dir;
     const strayFile = join(dir, 'stray.pid');
@@ -165,7 +179,7 @@ describe.runIf(process.platform === 'linux').concurrent('apps of a runner that d
     // The stray has left the leader's group: signalling the group alone would miss it.
     expect(await pollFor(() => (readProcessStart(stray!) !== null && listDescendants(leader.pid!).includes(stray!) ? true : undefined), 5_000)).toBe(true);
 
-    const reaper = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'] });
+    const reaper = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'], env: reaperEnv(withoutAwk) });
     const exited = new Promise((resolve) => reaper.on('exit', resolve));
     const started = Date.now();
     reaper.stdin.end(
