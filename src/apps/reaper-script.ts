@@ -135,9 +135,9 @@ for entry in $groups; do
 done
 [ -n "$leaders" ] || exit 0
 signal_apps TERM
-# About a second in all: each poll also reads /proc and starts a sleep.
+# At least a second of grace (twenty sleeps of 50 ms), a little more as each poll also reads /proc.
 polls=0
-while [ $polls -lt 14 ] && any_left; do
+while [ $polls -lt 20 ] && any_left; do
   sleep 0.05 2>/dev/null || sleep 1
   polls=$((polls + 1))
 done
