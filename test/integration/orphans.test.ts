@@ -165,10 +165,12 @@ describe.runIf(process.platform === 'linux').concurrent('apps of a runner that d
     const dir = createWorkspace('').dir;
     const strayFile = join(dir, 'stray.pid');
     // A leader that ignores SIGTERM, with a child that left its group (setsid) and ignores SIGTERM too.
+    // The child writes its pid itself, once it is in its own session and ignores SIGTERM.
     const stubborn = `process.on('SIGTERM', () => {}); setInterval(() => {}, 1e9);`;
+    const strayCode = `${stubborn} require('fs').writeFileSync(${JSON.stringify(strayFile)}, String(process.pid));`;
     const leader = spawn(
       process.execPath,
-      ['-e', `${stubborn} const c = require('child_process').spawn('setsid', [process.execPath, '-e', ${JSON.stringify(stubborn)}], { stdio: 'ignore' }); require('fs').writeFileSync(${JSON.stringify(strayFile)}, String(c.pid));`],
+      ['-e', `${stubborn} require('child_process').spawn('setsid', [process.execPath, '-e', ${JSON.stringify(strayCode)}], { stdio: 'ignore' });`],
       { detached: true, stdio: 'ignore' },
     );
     const untracked = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { detached: true, stdio: 'ignore' });
