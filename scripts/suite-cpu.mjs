@@ -1,0 +1,115 @@
+// Where the test suite's CPU goes. Runs a command (by default the whole suite,
+// `npx vitest run`), samples /proc while it runs, and prints the CPU of every
+// process it started, by kind (the vitest workers, runner started as a command,
+// each fixture app, the demo apps, chromium, ...), how much of the time the
+// cores sat idle, and the processes each test file started (for the default
+// command, or one that adds `--reporter=./scripts/suite-cpu-reporter.mjs`,
+// which says when each file ran). Linux only.
+//
+//   node scripts/suite-cpu.mjs [--interval 50] [--json FILE] [-- COMMAND ARGS...]
+//
+// A process is read at each sample, so up to one interval of its CPU before it
+// exits is not counted, and a process that lives less than an interval may not
+// be seen at all: totals come out a little low. The sampler's own CPU is printed.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { cpuByKind, formatReport, idleSummary, parseCpuLine, parseStat, processesByFile } from './suite-cpu-report.mjs';
+
+const { values: options, positionals } = parseArgs({
+  options: { interval: { type: 'string', default: '50' }, json: { type: 'string' } },
+  allowPositionals: true,
+});
+const intervalMs = Number(options.interval);
+if (process.platform !== 'linux' || !(intervalMs >= 5)) {
+  console.error('usage (Linux): node scripts/suite-cpu.mjs [--interval MS, at least 5] [--json FILE] [-- COMMAND ARGS...]');
+  process.exit(2);
+}
+
+const ticksPerSecond = readTicksPerSecond();
+// The reporter writes when each test file ran here (a command of your own can name it with --reporter too).
+const reportDir = mkdtempSync(join(tmpdir(), 'runner-suite-cpu-'));
+const filesReport = join(reportDir, 'files.json');
+const reporter = fileURLToPath(new URL('./suite-cpu-reporter.mjs', import.meta.url));
+const command = positionals.length > 0 ? positionals : ['npx', 'vitest', 'run', '--reporter=default', `--reporter=${reporter}`];
+
+/** Every process seen that was not running when we started, by pid. */
+const seen = new Map();
+const before = new Set(listPids());
+const cpuSamples = [readCpuLine()];
+const started = Date.now();
+const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env: { ...process.env, RUNNER_SUITE_CPU_FILES: filesReport } });
+let timer = setTimeout(sample, intervalMs);
+const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 : 1))));
+clearTimeout(timer);
+sample(false);
+const wallSeconds = (Date.now() - started) / 1000;
+
+const processes = [...seen.values()];
+const kinds = cpuByKind(processes, ticksPerSecond);
+const idle = idleSummary(cpuSamples, ticksPerSecond);
+const testFiles = readTestFiles(filesReport);
+const files = processesByFile(processes, testFiles, ticksPerSecond);
+const own = process.cpuUsage();
+const sampler = (own.user + own.system) / 1e6;
+console.log(`\n${formatReport({ wallSeconds, kinds, idle, files, sampler })}`);
+if (options.json) writeFileSync(options.json, `${JSON.stringify({ command, wallSeconds, kinds, idle, files, testFiles, processes }, null, 2)}\n`);
+rmSync(reportDir, { recursive: true, force: true });
+process.exit(code);
+
+function sample(again = true) {
+  const now = Date.now();
+  for (const pid of listPids()) {
+    if (before.has(pid)) continue;
+    let stat;
+    try {
+      stat = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      continue; // gone since the listing
+    }
+    const known = seen.get(pid);
+    if (known) {
+      known.userTicks = Math.max(known.userTicks, stat.userTicks);
+      known.systemTicks = Math.max(known.systemTicks, stat.systemTicks);
+      continue;
+    }
+    let commandLine;
+    try {
+      // A process that has exited but not been waited for yet has an empty one: it is named by its stat name.
+      commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 10_000);
+    } catch {
+      continue;
+    }
+    seen.set(pid, { pid: Number(pid), ppid: stat.ppid, name: stat.name, commandLine, firstSeen: now, userTicks: stat.userTicks, systemTicks: stat.systemTicks });
+  }
+  cpuSamples.push(readCpuLine());
+  if (again) timer = setTimeout(sample, intervalMs);
+}
+
+function listPids() {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+}
+
+function readCpuLine() {
+  return parseCpuLine(readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]);
+}
+
+function readTicksPerSecond() {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** Each test file's name (relative to test/) and when it ran, as the reporter wrote them; none when it wrote nothing. */
+function readTestFiles(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return [];
+  }
+}
