@@ -47,7 +47,7 @@ async function hold({ delayMs = 0, gate }, signal) {
  */
 function defineTools({ counterFile, stateDir, exit: exitServer, inFlight = processInFlight }) {
   // What a crash does: the process exits (never returning); a server in a test's own process
-  // (test/helpers/faulty-in-memory.ts) closes its connection instead and never answers.
+  // (test/helpers/fixtures-in-memory.ts) closes its connection instead and never answers.
   const exit = () => {
     if (!exitServer) process.exit(1);
     exitServer();

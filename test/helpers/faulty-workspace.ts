@@ -25,13 +25,13 @@ export interface FaultyOptions {
   cliArgs?: string[];
   /** Workflow-level YAML before `steps:`. */
   workflowYaml?: string;
-  /** Start the app as a process, as a user's runner would, instead of serving it in this process (faultyInMemory). */
+  /** Start the app as a process, as a user's runner would, instead of serving it in this process (fixturesInMemory). */
   process?: boolean;
 }
 
 /**
  * Runs a one-off workflow against the faulty app through the CLI, in this process; the app is
- * served in this process too (faultyInMemory) unless `process` is set or its flags ask for a process.
+ * served in this process too (fixturesInMemory) unless `process` is set or its flags ask for a process.
  */
 export async function runFaulty(steps: string, options: FaultyOptions = {}): Promise<FaultyRun> {
   const ws = createWorkspace('');

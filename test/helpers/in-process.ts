@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 // the orphan reaper are started from files next to it, which the TypeScript sources do not have.
 import { runCli as runProgram } from '../../dist/cli/program.js';
 import type { InProcessApps } from '../../dist/apps/in-process-apps.js';
-import { faultyInMemory } from './faulty-in-memory.js';
+import { fixturesInMemory } from './fixtures-in-memory.js';
 import type { CliResult } from './workspace.js';
 
 // The CLI without a process: `runCli(argv, io)` from src/cli/program.ts with stdout and stderr
@@ -22,7 +22,7 @@ export async function runInProcess(
     /** Sees stderr as it is written, all of it so far. */
     onStderr?: (stderr: string) => void;
     /**
-     * How apps are reached: by default the faulty app is served in this process (faultyInMemory) and
+     * How apps are reached: by default the faulty and shifting apps are served in this process (fixturesInMemory) and
      * every other app starts as configured; `'process'` starts every app as configured.
      */
     apps?: 'process' | InProcessApps;
@@ -43,7 +43,7 @@ export async function runInProcess(
     stdoutIsTTY: options.stdoutIsTTY ?? false,
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
-    inProcessApps: options.apps === 'process' ? undefined : (options.apps ?? faultyInMemory()),
+    inProcessApps: options.apps === 'process' ? undefined : (options.apps ?? fixturesInMemory()),
   });
   return { code, signal: null, stdout, stderr };
 }
