@@ -13,7 +13,7 @@
 // be seen at all: totals come out a little low. The sampler's own CPU is printed.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -36,14 +36,14 @@ const filesReport = join(reportDir, 'files.json');
 const reporter = fileURLToPath(new URL('./suite-cpu-reporter.mjs', import.meta.url));
 const command = positionals.length > 0 ? positionals : ['npx', 'vitest', 'run', '--reporter=default', `--reporter=${reporter}`];
 
-/** Every process seen that was not running when we started, by pid. */
+/** Every process seen that was not running when we started, by pid and start time (a pid can be used again). */
 const seen = new Map();
-const before = new Set(listPids());
+const before = new Set(listPids().map((pid) => processKey(pid, readStat(pid))));
 const cpuSamples = [readCpuLine()];
 const started = Date.now();
 const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env: { ...process.env, RUNNER_SUITE_CPU_FILES: filesReport } });
 let timer = setTimeout(sample, intervalMs);
-const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 : 1))));
+const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? 128 + (constants.signals[signal] ?? 0))));
 clearTimeout(timer);
 sample(false);
 const wallSeconds = (Date.now() - started) / 1000;
@@ -63,14 +63,11 @@ process.exit(code);
 function sample(again = true) {
   const now = Date.now();
   for (const pid of listPids()) {
-    if (before.has(pid)) continue;
-    let stat;
-    try {
-      stat = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      continue; // gone since the listing
-    }
-    const known = seen.get(pid);
+    const stat = readStat(pid);
+    if (!stat) continue; // gone since the listing
+    const key = processKey(pid, stat);
+    if (before.has(key)) continue;
+    const known = seen.get(key);
     if (known) {
       known.userTicks = Math.max(known.userTicks, stat.userTicks);
       known.systemTicks = Math.max(known.systemTicks, stat.systemTicks);
@@ -83,10 +80,22 @@ function sample(again = true) {
     } catch {
       continue;
     }
-    seen.set(pid, { pid: Number(pid), ppid: stat.ppid, name: stat.name, commandLine, firstSeen: now, userTicks: stat.userTicks, systemTicks: stat.systemTicks });
+    seen.set(key, { pid: Number(pid), ppid: stat.ppid, name: stat.name, commandLine, firstSeen: now, userTicks: stat.userTicks, systemTicks: stat.systemTicks });
   }
   cpuSamples.push(readCpuLine());
   if (again) timer = setTimeout(sample, intervalMs);
+}
+
+function readStat(pid) {
+  try {
+    return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function processKey(pid, stat) {
+  return `${pid}@${stat?.startTicks}`;
 }
 
 function listPids() {
