@@ -56,21 +56,13 @@ function kindsOf(processes) {
 }
 
 /**
- * The name, parent pid, CPU ticks and start time (in ticks since boot: with
- * the pid, what tells a process from a later one given the same pid) of a
- * /proc/<pid>/stat line. The command name (field 2) is in parentheses and may
- * hold spaces and parentheses itself, so fields are counted from the last `)`.
+ * The parent pid, CPU ticks and start time (in ticks since boot: with the pid,
+ * what tells a process from a later one given the same pid) of a process, from
+ * its /proc stat fields as src/process-info.ts reads them (field N of the line
+ * at index N - 3).
  */
-export function parseStat(text) {
-  const end = text.lastIndexOf(')');
-  const fields = text.slice(end + 2).split(' ');
-  return {
-    name: text.slice(text.indexOf('(') + 1, end),
-    ppid: Number(fields[1]),
-    userTicks: Number(fields[11]),
-    systemTicks: Number(fields[12]),
-    startTicks: Number(fields[19]),
-  };
+export function statOf(fields) {
+  return { ppid: Number(fields[1]), userTicks: Number(fields[11]), systemTicks: Number(fields[12]), startTicks: Number(fields[19]) };
 }
 
 /**

@@ -11,13 +11,15 @@
 // A process is read at each sample, so up to one interval of its CPU before it
 // exits is not counted, and a process that lives less than an interval may not
 // be seen at all: totals come out a little low. The sampler's own CPU is printed.
+// It reads /proc through the built runner's process-info module: run `npm run build` first.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuByKind, formatReport, idleSummary, parseCpuLine, parseStat, processesByFile } from './suite-cpu-report.mjs';
+import { listProcessStats } from '../dist/process-info.js';
+import { cpuByKind, formatReport, idleSummary, parseCpuLine, processesByFile, statOf } from './suite-cpu-report.mjs';
 
 const { values: options, positionals } = parseArgs({
   options: { interval: { type: 'string', default: '50' }, json: { type: 'string' } },
@@ -38,7 +40,7 @@ const command = positionals.length > 0 ? positionals : ['npx', 'vitest', 'run', 
 
 /** Every process seen that was not running when we started, by pid and start time (a pid can be used again). */
 const seen = new Map();
-const before = new Set(listPids().map((pid) => processKey(pid, readStat(pid))));
+const before = new Set(listProcesses().map(([pid, fields]) => processKey(pid, fields)));
 const cpuSamples = [readCpuLine()];
 const started = Date.now();
 const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env: { ...process.env, RUNNER_SUITE_CPU_FILES: filesReport } });
@@ -62,44 +64,41 @@ process.exit(code);
 
 function sample(again = true) {
   const now = Date.now();
-  for (const pid of listPids()) {
-    const stat = readStat(pid);
-    if (!stat) continue; // gone since the listing
-    const key = processKey(pid, stat);
+  for (const [pid, fields] of listProcesses()) {
+    const key = processKey(pid, fields);
     if (before.has(key)) continue;
+    const stat = statOf(fields);
     const known = seen.get(key);
     if (known) {
       known.userTicks = Math.max(known.userTicks, stat.userTicks);
       known.systemTicks = Math.max(known.systemTicks, stat.systemTicks);
       continue;
     }
-    let commandLine;
-    try {
-      // A process that has exited but not been waited for yet has an empty one: it is named by its stat name.
-      commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 10_000);
-    } catch {
-      continue;
-    }
-    seen.set(key, { pid: Number(pid), ppid: stat.ppid, name: stat.name, commandLine, firstSeen: now, userTicks: stat.userTicks, systemTicks: stat.systemTicks });
+    // A process that has exited but not been waited for yet has an empty command line: it is named by its name.
+    const commandLine = readProcFile(pid, 'cmdline')?.replaceAll('\0', ' ').trim().slice(0, 10_000);
+    if (commandLine === undefined) continue; // gone since the listing
+    const name = commandLine === '' ? (readProcFile(pid, 'comm')?.trim() ?? '') : '';
+    seen.set(key, { pid, ppid: stat.ppid, name, commandLine, firstSeen: now, userTicks: stat.userTicks, systemTicks: stat.systemTicks });
   }
   cpuSamples.push(readCpuLine());
   if (again) timer = setTimeout(sample, intervalMs);
 }
 
-function readStat(pid) {
+function listProcesses() {
+  return listProcessStats() ?? [];
+}
+
+/** A process is its pid and its start time: a pid can be used again within a run. */
+function processKey(pid, fields) {
+  return `${pid}@${fields[19]}`;
+}
+
+function readProcFile(pid, file) {
   try {
-    return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
   } catch {
     return undefined;
   }
-}
-
-function processKey(pid, stat) {
-  return `${pid}@${stat?.startTicks}`;
-}
-
-function listPids() {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name));
 }
 
 function readCpuLine() {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import SuiteCpuReporter from '../../scripts/suite-cpu-reporter.mjs';
-import { cpuByKind, formatReport, idleSummary, kindOf, parseCpuLine, parseStat, processesByFile } from '../../scripts/suite-cpu-report.mjs';
+import { cpuByKind, formatReport, idleSummary, kindOf, parseCpuLine, processesByFile, statOf } from '../../scripts/suite-cpu-report.mjs';
 
 // The tables of scripts/suite-cpu.mjs, which says where the test suite's CPU goes.
 
@@ -32,9 +32,9 @@ describe('suite CPU report', () => {
     expect(kindOf('')).toMatch(/^not read/);
   });
 
-  it('reads the name, parent, ticks and start time of a stat line whose name holds spaces and parentheses', () => {
-    const line = '4242 (odd) name (x)) S 17 4242 4242 0 -1 4194304 100 0 0 0 250 75 0 0 20 0 1 0 123 0 0';
-    expect(parseStat(line)).toEqual({ name: 'odd) name (x)', ppid: 17, userTicks: 250, systemTicks: 75, startTicks: 123 });
+  it('reads the parent, ticks and start time from the stat fields after the name', () => {
+    const fields = 'S 17 4242 4242 0 -1 4194304 100 0 0 0 250 75 0 0 20 0 1 0 123 0 0'.split(' ');
+    expect(statOf(fields)).toEqual({ ppid: 17, userTicks: 250, systemTicks: 75, startTicks: 123 });
   });
 
   it('adds up CPU by kind, most first, counting a helper no rule names with its parent', () => {
