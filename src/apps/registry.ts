@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { writeWarning } from '../errors.js';
-import { CallError } from './call-error.js';
+import { CallError } from './call-failure.js';
 import type { EarlyApps } from './app-process.js';
-import { AppConnection, type AppConnectionOptions, type AppInfo } from './connection.js';
+import type { AppConnection, AppConnectionOptions, AppInfo } from './connection.js';
 import { VerdictStore } from './verdicts.js';
 
 export interface AppRegistryOptions {
@@ -108,7 +108,9 @@ export class AppRegistry {
     const next: Slot = { opening: undefined as unknown as Promise<AppConnection>, startedAt: this.clock.now() + delayMs, failedAt: 0, failures };
     // The open is shared by every caller, so no one caller's signal may abort it; each caller only stops waiting.
     next.opening = (delayMs > 0 ? this.clock.sleep(delayMs, this.closing.signal) : Promise.resolve())
-      .then(() =>
+      // The connection's module (and the MCP SDK with it) loads with the first app opened: a command that opens none does without.
+      .then(() => import('./connection.js'))
+      .then(({ AppConnection }) =>
         AppConnection.open({
           app,
           artifacts: this.options.config.artifacts,

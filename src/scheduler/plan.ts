@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { AppRegistry } from '../apps/registry.js';
-import { CallError } from '../apps/call-error.js';
+import { CallError } from '../apps/call-failure.js';
 import { BUILTIN_APP, BUILTIN_TOOLS } from '../builtins/catalog.js';
 import { hintFor } from '../config/schema-diagnostics.js';
 import type { PolicyAction, RunnerConfig } from '../config/types.js';

@@ -23,6 +23,16 @@ function setup() {
   return { ws, cacheRoot, folder, file, cli };
 }
 
+/** The bundle's files whose compiled code the cache file holds: those the commands run with it loaded. */
+function cachedChunks(file: string): string[] {
+  const data = readFileSync(file);
+  return Object.keys(JSON.parse(data.toString('utf8', 4, 4 + data.readUInt32LE(0))) as Record<string, unknown>);
+}
+
+function holdsMcpSdk(chunk: string): boolean {
+  return readFileSync(join(repoRoot, 'dist', 'cli', 'bundle', chunk), 'utf8').includes('node_modules/@modelcontextprotocol/client/');
+}
+
 describe.concurrent('the compiled code of the CLI bundle', () => {
   it('is written on the first start, private to the user, and used as it is by the next', async ({ expect }) => {
     const { folder, file, cli } = setup();
@@ -30,6 +40,9 @@ describe.concurrent('the compiled code of the CLI bundle', () => {
     expect(first.code).toBe(0);
     expect(statSync(folder).mode & 0o777).toBe(0o700);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    // Reading files is all `validate` and `auth status` do: neither loads the MCP SDK.
+    expect((await cli(['auth', 'status'])).code).toBe(0);
+    expect(cachedChunks(file).filter(holdsMcpSdk)).toEqual([]);
     const written = readFileSync(file);
     const again = await cli(['validate', 'wf.yaml']);
     expect(again).toMatchObject({ code: 0, stdout: first.stdout, stderr: first.stderr });
@@ -37,6 +50,7 @@ describe.concurrent('the compiled code of the CLI bundle', () => {
     // A command that loads more of the bundle adds the chunks it compiled.
     expect((await cli(['run', 'wf.yaml'])).code).toBe(0);
     expect(statSync(file).size).toBeGreaterThan(written.length);
+    expect(cachedChunks(file).filter(holdsMcpSdk)).toHaveLength(1);
     expect(readdirSync(folder)).toEqual([`${process.versions.v8}-${bundle.id}.cache`]);
   });
 

@@ -1,4 +1,3 @@
-import { loginApp, logoutApp } from '../../auth/login.js';
 import { openBrowser } from '../../auth/open-browser.js';
 import { readAuthStatus, type AuthStatus } from '../../auth/status.js';
 import { systemClock } from '../../clock.js';
@@ -42,6 +41,8 @@ export async function authLoginCommand(name: string, options: AuthLoginOptions, 
   }
   const timeoutMs = parseDuration(options.timeout);
   if (timeoutMs === undefined || timeoutMs === 0) throw new RunnerError('usage', `--timeout: expected a duration like 30s or 5m, got \`${options.timeout}\``);
+  // Logging in and out speak OAuth through the MCP SDK, loaded only for them: `auth status` reads a file.
+  const { loginApp } = await import('../../auth/login.js');
   const login = await loginApp(
     { name, url: app.url, auth: app.auth, ...(app.connectTimeoutMs !== undefined && { connectTimeoutMs: app.connectTimeoutMs }), ...(app.protocol !== undefined && { protocol: app.protocol }) },
     {
@@ -89,6 +90,7 @@ export async function authLogoutCommand(name: string, options: GlobalOptions, io
     io.stdout(`app \`${name}\` uses \`auth: { type: ${app.auth.type} }\`: runner stores nothing for it.\n`);
     return ExitCode.succeeded;
   }
+  const { logoutApp } = await import('../../auth/login.js');
   const existed = await logoutApp({ name, url: app.url, auth: app.auth });
   io.stdout(existed ? `Logged out of app \`${name}\`: its tokens and client registration were deleted from ${app.auth.credentialsFile}.\n` : `app \`${name}\` was not logged in.\n`);
   return ExitCode.succeeded;
