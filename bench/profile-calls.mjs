@@ -14,7 +14,7 @@
 // steps: the same as 2,000 separate steps; chain: 1,000 chained 0 ms calls
 // (as (a)). --tmpfs puts the artifacts on /dev/shm; --out writes each side's
 // .cpuprofile there (open it in Chrome DevTools).
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -85,6 +85,7 @@ try {
     const wallMs = performance.now() - started;
     const cpuMs = cpuMsSince(cpuBefore);
     const { profile } = await session.post('Profiler.stop');
+    if (options.out) mkdirSync(options.out, { recursive: true });
     if (options.out) writeFileSync(join(options.out, `${options.case}-${name}.cpuprofile`), JSON.stringify(profile));
     results[name] = { wallMs, cpuMs, categories: categorize(profile) };
   }
