@@ -52,10 +52,24 @@ export function readBundleInfo(bundleDir: string): BundleInfo | undefined {
   }
 }
 
-/** One file per V8 version and build, in `runner/` of NODE_COMPILE_CACHE when set, else in a folder of this user's in the temp folder. */
+/**
+ * One file per V8 version, build and set of Node options, in `runner/` of NODE_COMPILE_CACHE when set, else
+ * in a folder of this user's in the temp folder. V8 refuses code compiled under other flags (even a heap
+ * size), so starts with and without NODE_OPTIONS taking turns on one file would each compile it all afresh
+ * and write it again; the options' own file keeps each warm.
+ */
 function compileCacheFile(env: NodeJS.ProcessEnv, buildId: string): string {
   const folder = env.NODE_COMPILE_CACHE ? join(env.NODE_COMPILE_CACHE, 'runner') : join(tmpdir(), `runner-compile-cache-${process.getuid?.() ?? 'user'}`);
-  return join(folder, `${process.versions.v8}-${buildId}.cache`);
+  const options = [...process.execArgv, env.NODE_OPTIONS ?? ''].join('\0');
+  const optionsKey = options === '' ? '' : `-${fnv1a(options)}`;
+  return join(folder, `${process.versions.v8}-${buildId}${optionsKey}.cache`);
+}
+
+/** A 32-bit FNV-1a hash in hex: names a file, so a collision only shares it (V8 still checks what it takes). */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(16).padStart(8, '0');
 }
 
 /**

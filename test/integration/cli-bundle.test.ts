@@ -73,6 +73,24 @@ describe.concurrent('the compiled code of the CLI bundle', () => {
     expect(readdirSync(folder).sort()).toEqual(['1.0-cccc.cache', '1.0-dddd.cache', '1.0-dddd.cache.456.tmp', `${process.versions.v8}-${bundle.id}.cache`].sort());
   });
 
+  it('is kept per set of Node options, so starts with and without NODE_OPTIONS in turn each find theirs', async ({ expect }) => {
+    // V8 refuses code compiled under other flags, a heap size included: one shared file would be compiled
+    // afresh and written again at every start.
+    const { folder, file, cli } = setup();
+    const options = { NODE_OPTIONS: '--max-old-space-size=3000' };
+    expect((await cli(['validate', 'wf.yaml'])).code).toBe(0);
+    expect((await cli(['validate', 'wf.yaml'], options)).code).toBe(0);
+    const files = readdirSync(folder).sort();
+    expect(files).toHaveLength(2);
+    const written = files.map((name) => readFileSync(join(folder, name)));
+    expect((await cli(['validate', 'wf.yaml'])).code).toBe(0);
+    expect((await cli(['validate', 'wf.yaml'], options)).code).toBe(0);
+    expect(readdirSync(folder).sort()).toEqual(files);
+    expect(files.map((name) => readFileSync(join(folder, name)).equals(written[files.indexOf(name)]!))).toEqual([true, true]);
+    expect(files).toContain(`${process.versions.v8}-${bundle.id}.cache`);
+    expect(existsSync(file)).toBe(true);
+  });
+
   it('is compiled afresh and written again when the file is damaged, and the command does not notice', async ({ expect }) => {
     // What the command prints with no cache at all, its workspace's path left out (each damage has its own).
     const plain = setup();
