@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -15,6 +15,8 @@ export interface BundleInfo {
 
 /** A cache file larger than this is not read (the bundle's whole compiled code is a few MB). */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024;
+/** A cache file read at a start and not written for this long gets its time set to now (see pruneCacheFolder). */
+const TOUCH_AFTER_MS = 60 * 60 * 1000;
 /** A temp file of the cache older than this was left by a writer that died. */
 const STALE_TEMP_MS = 10 * 60 * 1000;
 /** Cache files kept in the folder: this build's and those of the builds (or Nodes) used last before it. */
@@ -124,8 +126,13 @@ function ownFolder(dir: string): boolean | undefined {
 function readCacheFile(file: string): Map<string, Buffer> {
   const entries = new Map<string, Buffer>();
   try {
-    if ((statSync(file, { throwIfNoEntry: false })?.size ?? 0) > MAX_CACHE_BYTES) return entries;
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat || stat.size > MAX_CACHE_BYTES) return entries;
     const data = readFileSync(file);
+    // Pruning keeps the files used last by their time: one that is read at every start but has nothing
+    // to add is touched now and then, so that it is not taken for unused.
+    const now = Date.now();
+    if (now - stat.mtimeMs > TOUCH_AFTER_MS) touch(file, now);
     const indexEnd = 4 + data.readUInt32LE(0);
     const index = JSON.parse(data.toString('utf8', 4, indexEnd)) as Record<string, [number, number]>;
     for (const [name, [offset, length]] of Object.entries(index)) {
@@ -137,6 +144,14 @@ function readCacheFile(file: string): Map<string, Buffer> {
     entries.clear(); // unreadable or not ours: compiled afresh, and written again at exit
   }
   return entries;
+}
+
+function touch(file: string, nowMs: number): void {
+  try {
+    utimesSync(file, nowMs / 1000, nowMs / 1000);
+  } catch {
+    // A file whose time cannot be set is still read; at worst it is pruned early and written again.
+  }
 }
 
 function writeCacheFile(file: string, kept: Map<string, Buffer>, fresh: Map<string, vm.Script>): void {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readBundleInfo } from '../../dist/cli/load-program.js';
 import { createWorkspace, repoRoot, runCli } from '../helpers/workspace.js';
@@ -89,6 +89,26 @@ describe.concurrent('the compiled code of the CLI bundle', () => {
     expect(files.map((name) => readFileSync(join(folder, name)).equals(written[files.indexOf(name)]!))).toEqual([true, true]);
     expect(files).toContain(`${process.versions.v8}-${bundle.id}.cache`);
     expect(existsSync(file)).toBe(true);
+  });
+
+  it('counts as used when a start reads it: a file not written for hours is touched, and pruning keeps it', async ({ expect }) => {
+    const { folder, file, cli } = setup();
+    expect((await cli(['validate', 'wf.yaml'])).code).toBe(0);
+    const written = readFileSync(file);
+    const secondsAgo = (seconds: number) => Date.now() / 1000 - seconds;
+    for (const [name, seconds] of [['1.0-aaaa.cache', 3600], ['1.0-bbbb.cache', 1800]] as const) {
+      writeFileSync(join(folder, name), 'code of another build');
+      utimesSync(join(folder, name), secondsAgo(seconds), secondsAgo(seconds));
+    }
+    utimesSync(file, secondsAgo(7200), secondsAgo(7200));
+    expect((await cli(['validate', 'wf.yaml'])).code).toBe(0);
+    expect(readFileSync(file).equals(written)).toBe(true);
+    expect(statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 600_000);
+    // Another set of options writes a file of its own and prunes: the oldest other file goes, not the one in use.
+    expect((await cli(['validate', 'wf.yaml'], { NODE_OPTIONS: '--max-old-space-size=3000' })).code).toBe(0);
+    const names = readdirSync(folder);
+    expect(names).toHaveLength(3);
+    expect(names).toEqual(expect.arrayContaining([basename(file), '1.0-bbbb.cache']));
   });
 
   it('is compiled afresh and written again when the file is damaged, and the command does not notice', async ({ expect }) => {
