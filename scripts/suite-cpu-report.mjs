@@ -122,6 +122,54 @@ export function idleSummary(samples, ticksPerSecond) {
   return { idleCoreSeconds: idle / ticksPerSecond, busyShare: total > 0 ? 1 - idle / total : 0 };
 }
 
+/**
+ * The stretches of the run when the cores sat idle: the run cut into windows of
+ * `windowMs`, the windows idle at least `threshold` of the time joined when
+ * they follow each other, most idle core-seconds first, each with the test
+ * files that ran then. Idle stretches are where the workers all waited at once
+ * (on a clock, a server, a browser): what a faster machine would not shorten.
+ * `samples` are /proc/stat's cpu line read through the run, `{ at, total, idle }`
+ * each (`at` in ms since the epoch); `files` are `{ name, start, end }`.
+ */
+export function idleStretches(samples, files, ticksPerSecond, { windowMs = 2000, threshold = 0.25 } = {}) {
+  if (samples.length < 2) return [];
+  const started = samples[0].at;
+  const windows = [];
+  for (let i = 1; i < samples.length; i++) {
+    const index = Math.floor((samples[i].at - started) / windowMs);
+    const window = (windows[index] ??= { total: 0, idle: 0 });
+    window.total += samples[i].total - samples[i - 1].total;
+    window.idle += samples[i].idle - samples[i - 1].idle;
+  }
+  const stretches = [];
+  let open;
+  for (let index = 0; index <= windows.length; index++) {
+    const window = windows[index];
+    if (window && window.total > 0 && window.idle / window.total >= threshold) {
+      open ??= { from: index, total: 0, idle: 0 };
+      open.total += window.total;
+      open.idle += window.idle;
+      open.to = index + 1;
+      continue;
+    }
+    if (open) stretches.push(open);
+    open = undefined;
+  }
+  return stretches
+    .map(({ from, to, total, idle }) => {
+      const start = started + from * windowMs;
+      const end = started + to * windowMs;
+      return {
+        startSeconds: (from * windowMs) / 1000,
+        endSeconds: (to * windowMs) / 1000,
+        idleShare: idle / total,
+        idleCoreSeconds: idle / ticksPerSecond,
+        files: files.filter((file) => file.start < end && file.end > start).map((file) => file.name),
+      };
+    })
+    .sort((a, b) => b.idleCoreSeconds - a.idleCoreSeconds);
+}
+
 /** Parses /proc/stat's `cpu` line: all ticks, and the idle ones (idle + iowait). */
 export function parseCpuLine(line) {
   const ticks = line.trim().split(/\s+/).slice(1).map(Number);
@@ -129,12 +177,14 @@ export function parseCpuLine(line) {
 }
 
 /**
- * The report: wall time and CPU, CPU by kind of process, and (when given) the test files that started the most.
+ * The report: wall time and CPU, CPU by kind of process, and (when given) the test files that started the most and
+ * the stretches when the cores sat idle.
  * @param {{ wallSeconds: number, kinds: { kind: string, count: number, userSeconds: number, systemSeconds: number }[],
  *   idle: { idleCoreSeconds: number, busyShare: number }, files?: { file: string, count: number, cpuSeconds: number }[],
- *   sampler?: number, topFiles?: number }} report
+ *   stretches?: { startSeconds: number, endSeconds: number, idleShare: number, idleCoreSeconds: number, files: string[] }[],
+ *   sampler?: number, topFiles?: number, topStretches?: number }} report
  */
-export function formatReport({ wallSeconds, kinds, idle, files = [], sampler, topFiles = 15 }) {
+export function formatReport({ wallSeconds, kinds, idle, files = [], stretches = [], sampler, topFiles = 15, topStretches = 8 }) {
   const user = kinds.reduce((sum, row) => sum + row.userSeconds, 0);
   const system = kinds.reduce((sum, row) => sum + row.systemSeconds, 0);
   const lines = [
@@ -151,6 +201,12 @@ export function formatReport({ wallSeconds, kinds, idle, files = [], sampler, to
   if (files.length > 0) {
     lines.push('', 'processes started while each test file ran (shared between files that ran at once):', `${'CPU s'.padStart(7)} ${'count'.padStart(6)}  file`);
     for (const row of files.slice(0, topFiles)) lines.push(`${row.cpuSeconds.toFixed(1).padStart(7)} ${row.count.toFixed(1).padStart(6)}  ${row.file}`);
+  }
+  if (stretches.length > 0) {
+    lines.push('', 'when the cores sat idle (stretches of 2 s windows at least a quarter idle; the test files that ran then):', `${'idle s'.padStart(7)} ${'share'.padStart(6)}  seconds into the run: files`);
+    for (const row of stretches.slice(0, topStretches)) {
+      lines.push(`${row.idleCoreSeconds.toFixed(1).padStart(7)} ${`${(row.idleShare * 100).toFixed(0)}%`.padStart(6)}  ${row.startSeconds}-${row.endSeconds}: ${row.files.join(', ') || '(no test file)'}`);
+    }
   }
   return lines.join('\n');
 }

@@ -2,8 +2,9 @@
 // `npx vitest run`), samples /proc while it runs, and prints the CPU of every
 // process it started, by kind (the vitest workers, runner started as a command,
 // each fixture app, the demo apps, chromium, ...), how much of the time the
-// cores sat idle, and the processes each test file started (for the default
-// command, or one that adds `--reporter=./scripts/suite-cpu-reporter.mjs`,
+// cores sat idle and when (the stretches of the run when they did, with the
+// test files that ran then), and the processes each test file started (for the
+// default command, or one that adds `--reporter=./scripts/suite-cpu-reporter.mjs`,
 // which says when each file ran). Linux only.
 //
 //   node scripts/suite-cpu.mjs [--interval 50] [--json FILE] [-- COMMAND ARGS...]
@@ -19,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { listProcessStats } from '../dist/process-info.js';
-import { cpuByKind, formatReport, idleSummary, parseCpuLine, processesByFile, statOf } from './suite-cpu-report.mjs';
+import { cpuByKind, formatReport, idleStretches, idleSummary, parseCpuLine, processesByFile, statOf } from './suite-cpu-report.mjs';
 
 const { values: options, positionals } = parseArgs({
   options: { interval: { type: 'string', default: '50' }, json: { type: 'string' } },
@@ -55,10 +56,11 @@ const kinds = cpuByKind(processes, ticksPerSecond);
 const idle = idleSummary(cpuSamples, ticksPerSecond);
 const testFiles = readTestFiles(filesReport);
 const files = processesByFile(processes, testFiles, ticksPerSecond);
+const stretches = idleStretches(cpuSamples, testFiles, ticksPerSecond);
 const own = process.cpuUsage();
 const sampler = (own.user + own.system) / 1e6;
-console.log(`\n${formatReport({ wallSeconds, kinds, idle, files, sampler })}`);
-if (options.json) writeFileSync(options.json, `${JSON.stringify({ command, wallSeconds, kinds, idle, files, testFiles, processes }, null, 2)}\n`);
+console.log(`\n${formatReport({ wallSeconds, kinds, idle, files, stretches, sampler })}`);
+if (options.json) writeFileSync(options.json, `${JSON.stringify({ command, wallSeconds, kinds, idle, files, stretches, testFiles, processes }, null, 2)}\n`);
 rmSync(reportDir, { recursive: true, force: true });
 process.exit(code);
 
@@ -102,7 +104,7 @@ function readProcFile(pid, file) {
 }
 
 function readCpuLine() {
-  return parseCpuLine(readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]);
+  return { at: Date.now(), ...parseCpuLine(readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]) };
 }
 
 function readTicksPerSecond() {

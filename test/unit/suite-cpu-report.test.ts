@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import SuiteCpuReporter from '../../scripts/suite-cpu-reporter.mjs';
-import { cpuByKind, formatReport, idleSummary, kindOf, parseCpuLine, processesByFile, statOf } from '../../scripts/suite-cpu-report.mjs';
+import { cpuByKind, formatReport, idleStretches, idleSummary, kindOf, parseCpuLine, processesByFile, statOf } from '../../scripts/suite-cpu-report.mjs';
 
 // The tables of scripts/suite-cpu.mjs, which says where the test suite's CPU goes.
 
@@ -86,12 +86,41 @@ describe('suite CPU report', () => {
     expect(idleSummary([first], 100)).toEqual({ idleCoreSeconds: 0, busyShare: 0 });
   });
 
+  it('finds the stretches when the cores sat idle, joins the windows that follow each other, and names the files that ran then', () => {
+    // Two cores, 100 ticks a second each: a sample every second, 200 ticks between two samples.
+    const idleTicks = [0, 10, 150, 120, 20, 0, 60, 200, 10];
+    let total = 0;
+    let idle = 0;
+    const samples = [{ at: 1_000_000, total, idle }];
+    for (const [second, ticks] of idleTicks.entries()) {
+      total += 200;
+      idle += ticks;
+      samples.push({ at: 1_000_000 + (second + 1) * 1000, total, idle });
+    }
+    const files = [
+      { name: 'a.test.ts', start: 1_000_000, end: 1_003_500 },
+      { name: 'b.test.ts', start: 1_002_500, end: 1_009_000 },
+      { name: 'c.test.ts', start: 1_004_000, end: 1_009_000 },
+    ];
+    // 2 s windows (a sample counts in the window it was read in): 0 idle ticks of 200, then 160, 140, 60 and 210 of 400.
+    expect(idleStretches(samples, files, 100)).toEqual([
+      { startSeconds: 2, endSeconds: 6, idleShare: 300 / 800, idleCoreSeconds: 3, files: ['a.test.ts', 'b.test.ts', 'c.test.ts'] },
+      { startSeconds: 8, endSeconds: 10, idleShare: 210 / 400, idleCoreSeconds: 2.1, files: ['b.test.ts', 'c.test.ts'] },
+    ]);
+    expect(idleStretches(samples, files, 100, { threshold: 0.6 })).toEqual([]);
+    expect(idleStretches(samples.slice(0, 1), files, 100)).toEqual([]);
+  });
+
   it('prints the totals, a row per kind and the files that started the most', () => {
     const text = formatReport({
       wallSeconds: 100,
       kinds: [{ kind: 'runner command', count: 3, userSeconds: 2, systemSeconds: 1 }],
       idle: { idleCoreSeconds: 20, busyShare: 0.9 },
       files: [{ file: 'integration/a.test.ts', count: 2, cpuSeconds: 1.5 }],
+      stretches: [
+        { startSeconds: 40, endSeconds: 48, idleShare: 0.45, idleCoreSeconds: 7.2, files: ['integration/a.test.ts', 'unit/b.test.ts'] },
+        { startSeconds: 0, endSeconds: 2, idleShare: 0.3, idleCoreSeconds: 1.2, files: [] },
+      ],
       sampler: 2.5,
     });
     expect(text.split('\n')).toEqual([
@@ -104,6 +133,11 @@ describe('suite CPU report', () => {
       'processes started while each test file ran (shared between files that ran at once):',
       '  CPU s  count  file',
       '    1.5    2.0  integration/a.test.ts',
+      '',
+      'when the cores sat idle (stretches of 2 s windows at least a quarter idle; the test files that ran then):',
+      ' idle s  share  seconds into the run: files',
+      '    7.2    45%  40-48: integration/a.test.ts, unit/b.test.ts',
+      '    1.2    30%  0-2: (no test file)',
     ]);
   });
 
