@@ -55,23 +55,24 @@ export function readBundleInfo(bundleDir: string): BundleInfo | undefined {
 }
 
 /**
- * One file per V8 version, build and set of Node options, in `runner/` of NODE_COMPILE_CACHE when set, else
- * in a folder of this user's in the temp folder. V8 refuses code compiled under other flags (even a heap
- * size), so starts with and without NODE_OPTIONS taking turns on one file would each compile it all afresh
- * and write it again; the options' own file keeps each warm.
+ * One file per V8 version, build and set of V8 flags, in `runner/` of NODE_COMPILE_CACHE when set, else in a
+ * folder of this user's in the temp folder. V8 refuses code compiled under other flags (even a heap size given
+ * in NODE_OPTIONS), so starts with different flags taking turns on one file would each compile it all afresh
+ * and write it again; their own files keep each warm. Node's own options (--require, --inspect) change nothing.
  */
-function compileCacheFile(env: NodeJS.ProcessEnv, buildId: string): string {
+export function compileCacheFile(env: NodeJS.ProcessEnv, buildId: string): string {
   const folder = env.NODE_COMPILE_CACHE ? join(env.NODE_COMPILE_CACHE, 'runner') : join(tmpdir(), `runner-compile-cache-${process.getuid?.() ?? 'user'}`);
-  const options = [...process.execArgv, env.NODE_OPTIONS ?? ''].join('\0');
-  const optionsKey = options === '' ? '' : `-${fnv1a(options)}`;
-  return join(folder, `${process.versions.v8}-${buildId}${optionsKey}.cache`);
+  return join(folder, `${process.versions.v8}-${buildId}-${v8FlagHash()}.cache`);
 }
 
-/** A 32-bit FNV-1a hash in hex: names a file, so a collision only shares it (V8 still checks what it takes). */
-function fnv1a(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return (hash >>> 0).toString(16).padStart(8, '0');
+/**
+ * The hash of V8's flags that V8 writes into compiled code and checks before taking it: the fourth 32-bit
+ * word of its header (after a magic number, a version hash and a source hash). Should that layout change,
+ * the name is merely less apt: V8 still checks what it takes.
+ */
+function v8FlagHash(): string {
+  const header = new vm.Script('0').createCachedData();
+  return header.length >= 16 ? header.readUInt32LE(12).toString(16).padStart(8, '0') : 'flags';
 }
 
 /**
