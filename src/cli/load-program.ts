@@ -71,8 +71,12 @@ export function compileCacheFile(env: NodeJS.ProcessEnv, buildId: string): strin
  * the name is merely less apt: V8 still checks what it takes.
  */
 function v8FlagHash(): string {
-  const header = new vm.Script('0').createCachedData();
-  return header.length >= 16 ? header.readUInt32LE(12).toString(16).padStart(8, '0') : 'flags';
+  try {
+    const header = new vm.Script('0').createCachedData();
+    return header.length >= 16 ? header.readUInt32LE(12).toString(16).padStart(8, '0') : 'flags';
+  } catch {
+    return 'flags'; // nothing here may fail a command
+  }
 }
 
 /**
