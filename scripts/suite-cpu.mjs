@@ -92,7 +92,7 @@ function listProcesses() {
 
 /** A process is its pid and its start time: a pid can be used again within a run. */
 function processKey(pid, fields) {
-  return `${pid}@${fields[19]}`;
+  return `${pid}@${statOf(fields).startTicks}`;
 }
 
 function readProcFile(pid, file) {
