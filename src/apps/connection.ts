@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  Client,
   ProtocolError,
   ProtocolErrorCode,
   SSEClientTransport,
@@ -35,6 +34,7 @@ import { callToolAsTask, explainTaskUnavailable, requiresTask } from './task-cal
 import { planNegotiation, planRetry, watchForInitialize, type NegotiationPlan } from './negotiation.js';
 import type { VerdictStore } from './verdicts.js';
 import { ToolListBudget } from './tool-list-budget.js';
+import { RunnerClient } from './runner-client.js';
 
 export const CLIENT_INFO = { name: 'runner', version: '0.1.0' };
 
@@ -130,7 +130,7 @@ export class AppConnection {
   private log: CappedLog | undefined;
   private pid: number | null = null;
   private readonly closeListeners = new Set<() => void>();
-  private client!: Client;
+  private client!: RunnerClient;
   private readonly elicitation = new ElicitationRouter();
   private toolListBudget: ToolListBudget | undefined;
   private transport!: Transport;
@@ -290,7 +290,7 @@ export class AppConnection {
     const { app } = this.options;
     const roots = app.roots;
     // The probe inherits the connect timeout: a slow server is not taken for a 2025 one (or, over HTTP, for a dead one).
-    this.client = new Client(CLIENT_INFO, {
+    this.client = new RunnerClient(CLIENT_INFO, {
       ...this.negotiation.clientOptions,
       jsonSchemaValidator: schemaValidator,
       // No `sampling`: runner has no model. `applyDefaults`: an accepted answer gets the schema's defaults for fields left out.
