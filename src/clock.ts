@@ -32,6 +32,25 @@ export function timerMs(ms: number): number {
   return Math.min(Math.max(0, ms), MAX_TIMER_MS);
 }
 
+/** The last minute `isoTime` formatted: `YYYY-MM-DDTHH:MM:` and its first millisecond. */
+let minute = { startMs: NaN, prefix: '' };
+/** 10000-01-01T00:00:00.000Z: from there on the year has more than four digits. */
+const FOUR_DIGIT_YEARS_END_MS = 253_402_300_800_000;
+
+/**
+ * `new Date(ms).toISOString()`, formatting only the seconds when the minute is
+ * the last one asked for: each call stamps its attempt's start and end, and
+ * Date's own formatting was a few percent of a call's CPU.
+ */
+export function isoTime(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms >= FOUR_DIGIT_YEARS_END_MS) return new Date(ms).toISOString();
+  const inMinute = ms % 60_000;
+  if (ms - inMinute !== minute.startMs) minute = { startMs: ms - inMinute, prefix: new Date(ms - inMinute).toISOString().slice(0, 17) };
+  const seconds = Math.floor(inMinute / 1000);
+  const millis = inMinute % 1000;
+  return `${minute.prefix}${seconds < 10 ? '0' : ''}${seconds}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }

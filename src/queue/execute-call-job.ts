@@ -8,7 +8,7 @@ import type { WriteBehind } from '../artifacts/write-behind.js';
 import { storageError } from '../artifacts/storage-error.js';
 import { BUILTIN_APP } from '../builtins/catalog.js';
 import { runBuiltin } from '../builtins/run-builtin.js';
-import type { Clock } from '../clock.js';
+import { isoTime, type Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
 import { messageOf } from '../errors.js';
 import { cutText } from '../terminal-text.js';
@@ -68,7 +68,7 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
   };
   try {
     for (let attempt = 1; ; attempt++) {
-      const startedAt = new Date(clock.now()).toISOString();
+      const startedAt = isoTime(clock.now());
       outcome.attempts = attempt;
       try {
         const asked: ElicitationRecord[] = [];
@@ -90,14 +90,14 @@ export async function executeCallJob(job: CallJob, host: CallHost, signal: Abort
         if (result.isError) {
           throw new CallError('tool', `${job.uses} reported an error: ${firstLine(textOf(result)) || 'no message'}`);
         }
-        addKeepingEnds(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: null });
+        addKeepingEnds(outcome.history, { attempt, startedAt, endedAt: isoTime(clock.now()), error: null });
         outcome.status = 'succeeded';
         settle('succeeded');
         return outcome;
       } catch (caught) {
         const error = classifyCallError(caught, { app: job.app, signal, sent: true });
         const record = toErrorRecord(error);
-        addKeepingEnds(outcome.history, { attempt, startedAt, endedAt: new Date(clock.now()).toISOString(), error: record });
+        addKeepingEnds(outcome.history, { attempt, startedAt, endedAt: isoTime(clock.now()), error: record });
         const safe = error.outcome === 'not-sent' || job.retrySafe;
         // An answer refused by a limit would be refused again: the call is not repeated.
         if (attempt < job.retry.attempts && isRetryableKind(error.kind, job.retry) && safe && !error.refusedByLimit && !signal.aborted) {

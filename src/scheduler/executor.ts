@@ -5,7 +5,7 @@ import { CallAbortReason } from '../apps/call-error.js';
 import { createRunId } from '../artifacts/run-id.js';
 import { WriteBehind } from '../artifacts/write-behind.js';
 import { makeRunFolder, RunRecordWriter, type RunRecord, type StepRecord, type StepStatus } from '../artifacts/run-record.js';
-import { systemClock, type Clock } from '../clock.js';
+import { isoTime, systemClock, type Clock } from '../clock.js';
 import type { RunnerConfig } from '../config/types.js';
 import { messageOf, writeWarning } from '../errors.js';
 import { maskRunRecord } from '../secrets.js';
@@ -461,5 +461,5 @@ function viewOf(step: StepRecord): StepView {
 }
 
 function iso(clock: Clock): string {
-  return new Date(clock.now()).toISOString();
+  return isoTime(clock.now());
 }

@@ -1,6 +1,6 @@
 import type { RunRecord, StepRecord } from '../artifacts/run-record.js';
 import { mapItemValues, mapRunValues, mapStepValues } from '../artifacts/record-values.js';
-import type { Clock } from '../clock.js';
+import { isoTime, type Clock } from '../clock.js';
 import type { SecretEntry } from '../config/types.js';
 import { HEARTBEAT_EVERY_MS } from './run-owner.js';
 import type { JournalEntry, JournalOutcome, RunChanges, RunOwner, RunStore } from './run-store.js';
@@ -123,7 +123,7 @@ export class RunRecorder {
       item: call.item ?? null,
       attempt: call.attempt,
       uses: call.uses,
-      sentAt: new Date(this.options.clock.now()).toISOString(),
+      sentAt: isoTime(this.options.clock.now()),
     };
     this.write({ intents: [entry] }, true);
     return entry.id;
@@ -132,7 +132,7 @@ export class RunRecorder {
   /** Records the outcome of a call recorded by `intent`, with every change before it, now. */
   settle(token: IntentToken, outcome: JournalOutcome): void {
     try {
-      this.write({ settled: [{ id: token, outcome, endedAt: new Date(this.options.clock.now()).toISOString() }] }, false);
+      this.write({ settled: [{ id: token, outcome, endedAt: isoTime(this.options.clock.now()) }] }, false);
     } catch (error) {
       this.fail(error);
     }

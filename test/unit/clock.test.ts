@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMER_MS, systemClock, timerMs } from '../../src/clock.js';
+import { isoTime, MAX_TIMER_MS, systemClock, timerMs } from '../../src/clock.js';
 
 // vitest's fake timers act out Node's limit: a delay over 2^31 − 1 ms fires
 // after 1 ms. So each test below fails on a clock that hands a long delay to
@@ -82,5 +82,20 @@ describe('the system clock holds delays longer than one Node timer', () => {
     expect(timerMs(30 * DAY_MS)).toBe(MAX_TIMER_MS);
     expect(timerMs(1500)).toBe(1500);
     expect(timerMs(-3)).toBe(0);
+  });
+});
+
+describe('isoTime', () => {
+  it("formats as Date's toISOString does, whichever minute came before", () => {
+    const lastFourDigitMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    const edges = [0, 1, 9, 10, 99, 100, 999, 1000, 59_999, 60_000, 60_001, 3_599_999, 1_733_312_345_678, 1_733_312_345_678, 1_733_312_345_679, lastFourDigitMs];
+    const sweep = Array.from({ length: 2000 }, (_, i) => 1_733_312_000_000 + i * 7_919);
+    const anywhere = Array.from({ length: 2000 }, (_, i) => Math.floor(((i * 2_654_435_761) % 1_000_003) / 1_000_003 * lastFourDigitMs));
+    for (const ms of [...edges, ...sweep, ...anywhere, ...sweep.reverse()]) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+  });
+
+  it('leaves what has no four-digit year, a fraction of a millisecond or no time at all to Date', () => {
+    for (const ms of [-1, -60_001, 1.5, 59_999.9, Date.UTC(10000, 0, 1), 8.64e15]) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+    expect(() => isoTime(NaN)).toThrow(RangeError);
   });
 });
