@@ -54,6 +54,11 @@ export function coerceToString(value: data.ExpressionData): string {
   return value.primitive ? value.coerceString() : JSON.stringify(toPlain(value), null, 2);
 }
 
+/** A plain value (what `readPlainValue` gives: string, finite number, boolean, null) as interpolated text, as the evaluator would write it. */
+export function plainToString(value: unknown): string {
+  return typeof value === 'string' ? value : coerceToString(toData(value));
+}
+
 /**
  * A read-only Dictionary over a JS object that converts each property on first
  * read. Lookup is case-insensitive like GitHub's, preferring an exact match.

@@ -2,7 +2,7 @@ import { Evaluator, data, type Expr } from '@actions/expressions';
 import { Binary, ContextAccess, FunctionCall, Grouping, IndexAccess, Literal, Logical, Unary } from '@actions/expressions/ast';
 import type { FunctionDefinition } from '@actions/expressions/funcs/info';
 import { truthy } from '@actions/expressions/result';
-import { coerceToString, LazyDictionary, toPlain } from './expression-data.js';
+import { coerceToString, LazyDictionary, plainToString, toPlain } from './expression-data.js';
 import { remember } from './bounded-cache.js';
 import { describeProblem, parseCached, readPlainAccess, readPlainPath, STATUS_FUNCTION_NAMES } from './expression-parser.js';
 import { splitTemplateCached, type ExpressionPart } from './template-parts.js';
@@ -238,7 +238,14 @@ function evaluateString(text: string, context: EvaluationContext): unknown {
     return direct !== undefined ? direct : toPlain(evaluatePart(only));
   }
   let result = '';
-  for (const part of parts) result += typeof part === 'string' ? part : coerceToString(evaluatePart(part));
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      result += part;
+      continue;
+    }
+    const direct = readPlainValue(part.source, context.ctx);
+    result += direct !== undefined ? plainToString(direct) : coerceToString(evaluatePart(part));
+  }
   return result;
 }
 

@@ -99,6 +99,18 @@ describe('evaluateTemplate', () => {
     expect(evaluateTemplate('${{ inputs.tags }}', ctx)).not.toBe(ctx.inputs.tags);
   });
 
+  it('interpolates plain accesses as the evaluator writes them, whatever they end on', () => {
+    // `(…)` is not a plain access: the evaluator reads it, so each pair compares the two ways.
+    const values = ['text', '', 0, -0, 0.1 + 0.2, 1e21, 2 ** 53 + 2, -1.5e-7, true, false, null, undefined, Infinity, NaN, { a: 1 }, [1, 'b']];
+    for (const value of values) {
+      const ctx = createContext({ item: { value }, index: 7 });
+      const label = String(value);
+      expect(evaluateTemplate('at ${{ index }}: ${{ item.value }}!', ctx), label).toBe(evaluateTemplate('at ${{ (index) }}: ${{ (item.value) }}!', ctx));
+    }
+    expect(evaluateTemplate('item ${{ item }}', createContext({ item: 12.5 }))).toBe('item 12.5');
+    expect(evaluateTemplate('item ${{ item }}', createContext())).toBe('item ');
+  });
+
   it('supports the built-in functions', () => {
     const ctx = createContext();
     expect(evaluateTemplate("${{ contains(inputs.tags, 'b') }}", ctx)).toBe(true);
