@@ -1,6 +1,7 @@
-import { deserializeMessage, parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { formatBytes } from '../config/sizes.js';
 import { JsonStreamParser } from './json-stream.js';
+import { checkMessage } from './jsonrpc-message.js';
 import { isSpoolPath, SPOOL_AFTER_CHARS, type Spool, type SpoolWriter } from './spool.js';
 
 /** Thrown when one message from an app is larger than its `max-result`. */
@@ -89,7 +90,7 @@ export class LineBuffer {
       if (!Buffer.isBuffer(line)) return readParsed(line);
       const text = line.toString('utf8').replace(/\r$/, '');
       try {
-        return deserializeMessage(text);
+        return checkMessage(JSON.parse(text));
       } catch (error) {
         if (error instanceof SyntaxError) continue;
         throw error;
@@ -108,11 +109,11 @@ export class LineBuffer {
   }
 }
 
-/** Validates a parsed line as JSON-RPC (what deserializeMessage does after JSON.parse); its files are kept only if it is. */
+/** Validates a parsed line as JSON-RPC, as a line read whole is; its files are kept only if it is. */
 function readParsed(line: ParsedLine): JSONRPCMessage {
   let message: JSONRPCMessage;
   try {
-    message = parseJSONRPCMessage(line.value);
+    message = checkMessage(line.value);
   } catch (error) {
     discardFiles(line.files);
     throw error;

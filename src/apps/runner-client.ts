@@ -1,4 +1,5 @@
 import { Client, type CallToolResult, type Request, type RequestMethod, type RequestOptions, type ResultTypeMap, type StandardSchemaV1 } from '@modelcontextprotocol/client';
+import { isJsonObject } from '../is-record.js';
 
 // The SDK checks every `tools/call` result against its era's schema, a zod
 // parse that rebuilds the result and costs about a tenth of the runner's CPU
@@ -16,7 +17,7 @@ import { Client, type CallToolResult, type Request, type RequestMethod, type Req
  * object (the 2025 era refuses it, 2026 allows it: the SDK decides).
  */
 export function plainTextCallResult(value: unknown): CallToolResult | undefined {
-  if (!isPlainObject(value)) return undefined;
+  if (!isJsonObject(value)) return undefined;
   const { content, structuredContent, isError } = value;
   if (!Array.isArray(content)) return undefined;
   let keys = 1;
@@ -26,24 +27,19 @@ export function plainTextCallResult(value: unknown): CallToolResult | undefined 
   }
   if (structuredContent !== undefined) {
     // The 2025 schema copies a record key by key: `__proto__` would not survive the copy.
-    if (!isPlainObject(structuredContent) || Object.hasOwn(structuredContent, '__proto__')) return undefined;
+    if (!isJsonObject(structuredContent) || Object.hasOwn(structuredContent, '__proto__')) return undefined;
     keys++;
   }
   if (Object.keys(value).length !== keys) return undefined;
   const blocks: CallToolResult['content'] = [];
   for (const block of content as unknown[]) {
-    if (!isPlainObject(block) || block.type !== 'text' || typeof block.text !== 'string' || Object.keys(block).length !== 2) return undefined;
+    if (!isJsonObject(block) || block.type !== 'text' || typeof block.text !== 'string' || Object.keys(block).length !== 2) return undefined;
     blocks.push({ type: 'text', text: block.text });
   }
   const result: CallToolResult = { content: blocks };
   if (structuredContent !== undefined) result.structuredContent = structuredContent;
   if (isError !== undefined) result.isError = isError;
   return result;
-}
-
-/** An object as JSON.parse makes it: prototype `Object.prototype`. */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
 function isStandardSchema(value: unknown): value is StandardSchemaV1 {
