@@ -1,11 +1,11 @@
 // One turn of bench/ab.mjs, in a process of its own with RUNNER_DIST naming
-// the build: the case's runner runs and raw client runs taking turns (the
-// first two of each untimed), then one JSON line with the medians.
+// the build: the case's runner runs and raw client runs taking turns, as the
+// bench's own cases do (measureInterleaved: a forced GC before each run, one
+// untimed round), then one JSON line with the medians.
 //
 //   RUNNER_DIST=DIR node bench/ab-child.mjs foreach|chain [--tmpfs]
 import { openEngine, timeEngineRun } from './lib/engine.mjs';
-import { collectGarbage } from './lib/gc.mjs';
-import { median } from './lib/stats.mjs';
+import { measureInterleaved } from './lib/interleave.mjs';
 import { chainWorkflowYaml, createWorkspace, foreachWorkflowYaml } from './lib/workspace.mjs';
 import { connectRaw, runRawChain, runRawFanout, verdictOf } from './raw-client.mjs';
 
@@ -15,8 +15,8 @@ const CASES = {
   // (a): 1,000 steps of 0 ms in a chain.
   chain: { calls: 1000, yaml: () => chainWorkflowYaml('ab', 1000, 0), inputs: {}, raw: (client) => runRawChain(client, 1000, 0) },
 };
-const RUNS = 6;
-const UNTIMED = 2;
+/** Timed rounds of the two sides, after measureInterleaved's untimed one. */
+const TIMED_ROUNDS = 4;
 
 const [name, ...flags] = process.argv.slice(2);
 const spec = CASES[name];
@@ -32,24 +32,12 @@ try {
   await probe.close();
   const raw = await connectRaw(workspace.app, prior, { listTools: true });
   const workflow = engine.parse(spec.yaml(), 'ab.yaml');
-  const runner = { ms: [], cpuUs: [] };
-  const rawMs = [];
-  for (let i = 0; i < RUNS; i++) {
-    collectGarbage();
-    const run = await timeEngineRun(engine, workflow, spec.inputs);
-    collectGarbage();
-    const ms = await spec.raw(raw);
-    if (i < UNTIMED) continue;
-    runner.ms.push(run.ms);
-    runner.cpuUs.push((run.cpuMs * 1000) / spec.calls);
-    rawMs.push(ms);
-  }
+  const times = await measureInterleaved({ runner: () => timeEngineRun(engine, workflow, spec.inputs), raw: () => spec.raw(raw) }, TIMED_ROUNDS);
   await raw.close();
   await engine.close();
-  const [runnerMs, rawMsMedian] = [median(runner.ms), median(rawMs)];
-  console.log(
-    JSON.stringify({ runnerMs, rawMs: rawMsMedian, ratio: rawMsMedian / runnerMs, overheadUsPerCall: ((runnerMs - rawMsMedian) * 1000) / spec.calls, cpuUsPerCall: median(runner.cpuUs) }),
-  );
+  const { ms: runnerMs, cpuMs } = times.runner;
+  const rawMs = times.raw.ms;
+  console.log(JSON.stringify({ runnerMs, rawMs, ratio: rawMs / runnerMs, overheadUsPerCall: ((runnerMs - rawMs) * 1000) / spec.calls, cpuUsPerCall: (cpuMs * 1000) / spec.calls }));
 } finally {
   workspace.remove();
 }

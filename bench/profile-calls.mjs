@@ -85,8 +85,10 @@ try {
     const wallMs = performance.now() - started;
     const cpuMs = cpuMsSince(cpuBefore);
     const { profile } = await session.post('Profiler.stop');
-    if (options.out) mkdirSync(options.out, { recursive: true });
-    if (options.out) writeFileSync(join(options.out, `${options.case}-${name}.cpuprofile`), JSON.stringify(profile));
+    if (options.out) {
+      mkdirSync(options.out, { recursive: true });
+      writeFileSync(join(options.out, `${options.case}-${name}.cpuprofile`), JSON.stringify(profile));
+    }
     results[name] = { wallMs, cpuMs, categories: categorize(profile) };
   }
   print(results);
