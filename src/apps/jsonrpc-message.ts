@@ -39,7 +39,7 @@ export function plainResultResponse(value: unknown): JSONRPCMessage | undefined 
 const SERVER_INFO_FIELDS = ['name', 'title', 'version', 'websiteUrl', 'description'];
 
 /** `{ serverInfo: { name, version, ... } }` rebuilt, or undefined for any other `_meta`. */
-function serverInfoMeta(meta: unknown): Record<string, unknown> | undefined {
+export function serverInfoMeta(meta: unknown): Record<string, unknown> | undefined {
   if (!isJsonObject(meta) || Object.keys(meta).length !== 1) return undefined;
   const info = meta[SERVER_INFO_META_KEY];
   if (!isJsonObject(info) || typeof info.name !== 'string' || typeof info.version !== 'string') return undefined;

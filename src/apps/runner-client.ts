@@ -1,5 +1,6 @@
 import { Client, type CallToolResult, type Request, type RequestMethod, type RequestOptions, type ResultTypeMap, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { isJsonObject } from '../is-record.js';
+import { serverInfoMeta } from './jsonrpc-message.js';
 
 // The SDK checks every `tools/call` result against its era's schema, a zod
 // parse that rebuilds the result and costs about a tenth of the runner's CPU
@@ -12,15 +13,24 @@ import { isJsonObject } from '../is-record.js';
 
 /**
  * A text-only result rebuilt as the era's schema would rebuild it, or
- * undefined when `value` is anything else: other keys (`_meta`, extras),
- * other blocks, extra keys on a block, structured content that is not a plain
- * object (the 2025 era refuses it, 2026 allows it: the SDK decides).
+ * undefined when `value` is anything else: other keys (extras, a `_meta` with
+ * more than the server's description), other blocks, extra keys on a block,
+ * structured content that is not a plain object (the 2025 era refuses it, 2026
+ * allows it: the SDK decides).
  */
 export function plainTextCallResult(value: unknown): CallToolResult | undefined {
   if (!isJsonObject(value)) return undefined;
-  const { content, structuredContent, isError } = value;
+  const { content, structuredContent, isError, _meta } = value;
   if (!Array.isArray(content)) return undefined;
   let keys = 1;
+  let meta: Record<string, unknown> | undefined;
+  if (_meta !== undefined) {
+    // A 2026 server stamps its name and version on every result. The 2026 schema rebuilds that description in its
+    // own order, the 2025 one keeps it as it came: taken here when the two agree (it came in the schema's order).
+    meta = serverInfoMeta(_meta);
+    if (!meta || !sameKeyOrder(meta, _meta as Record<string, unknown>)) return undefined;
+    keys++;
+  }
   if (isError !== undefined) {
     if (typeof isError !== 'boolean') return undefined;
     keys++;
@@ -36,10 +46,19 @@ export function plainTextCallResult(value: unknown): CallToolResult | undefined 
     if (!isJsonObject(block) || block.type !== 'text' || typeof block.text !== 'string' || Object.keys(block).length !== 2) return undefined;
     blocks.push({ type: 'text', text: block.text });
   }
-  const result: CallToolResult = { content: blocks };
+  // Both schemas put `_meta` first.
+  const result: CallToolResult = meta ? { _meta: meta, content: blocks } : { content: blocks };
   if (structuredContent !== undefined) result.structuredContent = structuredContent;
   if (isError !== undefined) result.isError = isError;
   return result;
+}
+
+/** Whether a rebuilt server description has its keys in the order they came in `meta`. */
+function sameKeyOrder(rebuilt: Record<string, unknown>, meta: Record<string, unknown>): boolean {
+  const [key] = Object.keys(rebuilt);
+  const keys = Object.keys(rebuilt[key] as object);
+  const came = Object.keys(meta[key] as object);
+  return keys.every((name, i) => came[i] === name);
 }
 
 function isStandardSchema(value: unknown): value is StandardSchemaV1 {

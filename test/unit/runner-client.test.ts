@@ -1,7 +1,7 @@
-import { Client, InMemoryTransport, type ClientOptions, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { Client, InMemoryTransport, SERVER_INFO_META_KEY, type ClientOptions, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { plainTextCallResult, RunnerClient } from '../../src/apps/runner-client.js';
 
 // RunnerClient checks text-only tools/call results by hand and leaves every
@@ -16,6 +16,13 @@ const TEXT_ONLY: unknown[] = [
   { content: [{ text: 'keys in another order', type: 'text' }, { type: 'text', text: '' }] },
   { isError: true, content: [{ type: 'text', text: 'failed' }] },
   { structuredContent: { b: 1, a: [1, { c: null }] }, content: [{ type: 'text', text: '{}' }], isError: false },
+  // What a 2026 server stamps on every result: its name and version (and any of the description's other strings).
+  { content: [{ type: 'text', text: 'x' }], structuredContent: { text: 'x' }, _meta: { [SERVER_INFO_META_KEY]: { name: 'faulty', version: '1.0.0' } } },
+  {
+    isError: false,
+    _meta: { [SERVER_INFO_META_KEY]: { name: 'f', title: 't', version: '1', websiteUrl: 'https://example.com', description: 'd' } },
+    content: [{ type: 'text', text: 'x' }],
+  },
 ];
 
 /** Results the hand check leaves to the SDK: accepted, rebuilt or refused there. */
@@ -24,6 +31,13 @@ const OTHERS: unknown[] = [
   { content: [{ type: 'text', text: 'x', extra: 1 }] },
   { content: [{ type: 'text', text: 'x' }], extra: 2 },
   { _meta: { note: 'x' }, content: [{ type: 'text', text: 'x' }] },
+  // The server's description in another order (the 2026 schema reorders it, 2025 keeps it), with more, or with a number.
+  { _meta: { [SERVER_INFO_META_KEY]: { version: '1', name: 'f' } }, content: [{ type: 'text', text: 'x' }] },
+  { _meta: { [SERVER_INFO_META_KEY]: { name: 'f', icons: [], version: '1' } }, content: [{ type: 'text', text: 'x' }] },
+  { _meta: { [SERVER_INFO_META_KEY]: { name: 'f', version: '1', extra: 'e' } }, content: [{ type: 'text', text: 'x' }] },
+  { _meta: { [SERVER_INFO_META_KEY]: { name: 'f', version: 1 } }, content: [{ type: 'text', text: 'x' }] },
+  { _meta: { [SERVER_INFO_META_KEY]: { name: 'f', version: '1' }, note: 'x' }, content: [{ type: 'text', text: 'x' }] },
+  { _meta: {}, content: [{ type: 'text', text: 'x' }] },
   { content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }] },
   { content: [{ type: 'resource_link', uri: 'file:///tmp/a', name: 'a' }] },
   { content: [], structuredContent: [1, 2] },
@@ -59,6 +73,7 @@ async function connect(client: Client) {
     () => {
       const server = new McpServer({ name: 'answers', version: '1' });
       server.registerTool('answer', { description: 'answers with the test result' }, () => ({ content: [{ type: 'text', text: 'replaced' }] }));
+      server.registerTool('echo', { description: 'answers as it is written' }, () => ({ content: [{ type: 'text', text: 'echo' }] }));
       return server;
     },
     { transport: serverSide },
@@ -117,6 +132,24 @@ describe.each(Object.entries(ERAS))('RunnerClient on %s', (version, eraOptions) 
     const { runner, sdk } = await both(result);
     expect(runner).toEqual(sdk);
     expect(JSON.stringify(runner)).not.toContain('replaced');
+  });
+
+  it("checks a real server's text answer itself (a 2026 server stamps its name on it)", async () => {
+    await pairs;
+    const codec = (clients.runner as unknown as { _wireCodec(): { validateResult(method: string, value: unknown): unknown } })._wireCodec();
+    const check = vi.spyOn(codec, 'validateResult');
+    try {
+      const result = await clients.runner.callTool({ name: 'echo', arguments: {} });
+      expect(result.content).toEqual([{ type: 'text', text: 'echo' }]);
+      expect(check).not.toHaveBeenCalled();
+      // The check is the SDK's again for anything else.
+      const [runnerSide] = await pairs;
+      runnerSide.answer.next = { content: [{ type: 'text', text: 'x', annotations: { priority: 0.5 } }] };
+      await clients.runner.callTool({ name: 'answer', arguments: {} });
+      expect(check).toHaveBeenCalledTimes(1);
+    } finally {
+      check.mockRestore();
+    }
   });
 
   it('calls methods other than tools/call as the SDK does', async () => {
