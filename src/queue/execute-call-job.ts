@@ -12,7 +12,7 @@ import { isoTime, type Clock } from '../clock.js';
 import { formatMs } from '../config/durations.js';
 import { messageOf } from '../errors.js';
 import { cutText } from '../terminal-text.js';
-import { followAbort, withDeadline } from '../scheduler/deadline.js';
+import { followAbort, giveBackController, takeController, withDeadline } from '../scheduler/deadline.js';
 import type { Limits } from '../scheduler/limits.js';
 import type { Slots } from '../scheduler/slots.js';
 import { computeBackoffMs, isRetryableKind } from '../scheduler/retry.js';
@@ -208,7 +208,10 @@ async function callOnce(
       async () => {
         const started = host.clock.now();
         // One controller for the call, aborted by the run (through one listener shared by every call) or by one plain timer.
-        const controller = new AbortController();
+        // It goes back for the next call when this one ends unaborted, unless an app start saw its signal.
+        const controller = takeController();
+        let reusable = true;
+        let done = false;
         const abortWith = (reason: unknown) => controller.abort(reason);
         const unfollow = followAbort(signal, abortWith);
         const clearHard = host.clock.after(time.budgetMs, () =>
@@ -217,7 +220,7 @@ async function callOnce(
         let clearIdle: (() => void) | undefined;
         const onIdle = () => abortWith(new CallAbortReason('timeout', `${job.uses} reported no progress for ${formatMs(job.idleTimeoutMs!)} (idle-timeout)`));
         const armIdle = () => {
-          if (!job.idleTimeoutMs) return;
+          if (!job.idleTimeoutMs || done) return;
           clearIdle?.();
           clearIdle = host.clock.after(job.idleTimeoutMs, onIdle);
         };
@@ -225,7 +228,11 @@ async function callOnce(
         try {
           let connection;
           try {
-            connection = host.apps.live(job.app) ?? (await host.apps.get(job.app, controller.signal));
+            connection = host.apps.live(job.app);
+            if (!connection) {
+              reusable = false;
+              connection = await host.apps.get(job.app, controller.signal);
+            }
           } catch (error) {
             if (error instanceof CallAbortReason) throw new CallError(error.kind, error.message, { outcome: 'not-sent', cause: error });
             throw error;
@@ -256,9 +263,11 @@ async function callOnce(
           });
           return { result, usedMs: host.clock.now() - started, files: [] };
         } finally {
+          done = true;
           unfollow();
           clearHard();
           clearIdle?.();
+          if (reusable) giveBackController(controller);
         }
       },
       signal,

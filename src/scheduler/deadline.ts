@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { CallAbortReason } from '../apps/call-error.js';
 import type { Clock } from '../clock.js';
 
@@ -50,4 +51,31 @@ export function followAbort(signal: AbortSignal, onAbort: (reason: unknown) => v
   set.add(onAbort);
   const following = set;
   return () => void following.delete(onAbort);
+}
+
+/** Idle controllers kept for the next calls: more than a run keeps in flight at once is rarely needed. */
+const MAX_IDLE_CONTROLLERS = 512;
+const idleControllers: AbortController[] = [];
+
+/**
+ * An AbortController for one call, one that an earlier call gave back when
+ * there is one. Node makes every AbortSignal as an EventTarget whose prototype
+ * it then replaces, and a signal's first listener sets up its event table: a
+ * signal made, handed to the SDK (which adds and removes its listener) and
+ * dropped costs about 6.5 us of CPU here, one used before about 0.3.
+ */
+export function takeController(): AbortController {
+  return idleControllers.pop() ?? new AbortController();
+}
+
+/**
+ * Gives a call's controller back for the next call. Only a signal that never
+ * aborted and that nobody listens to any more is kept: whoever had it is done
+ * with it. Give a controller back only once nothing that saw its signal is
+ * still running.
+ */
+export function giveBackController(controller: AbortController): void {
+  const { signal } = controller;
+  if (signal.aborted || idleControllers.length >= MAX_IDLE_CONTROLLERS || getEventListeners(signal, 'abort').length > 0) return;
+  idleControllers.push(controller);
 }
