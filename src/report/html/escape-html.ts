@@ -13,6 +13,21 @@ export function escapeHtml(text: string): string {
   return text.replace(SPECIAL, (char) => ENTITIES[char]);
 }
 
+const TEXT_SPECIAL = /[&<>]/g;
+const HAS_TEXT_SPECIAL = /[&<>]/;
+
+/**
+ * Escapes text for the content of an element, never for an attribute value:
+ * there only `&` and `<` start markup (`>` is escaped too, for readers), and
+ * quotes are plain characters. Pretty JSON is full of quotes that escapeHtml
+ * would turn into entities one callback at a time; here most of it has
+ * nothing to escape.
+ */
+export function escapeText(text: string): string {
+  if (!HAS_TEXT_SPECIAL.test(text)) return text;
+  return text.replace(TEXT_SPECIAL, (char) => ENTITIES[char]);
+}
+
 /**
  * A path relative to the run folder as a link target: each segment
  * percent-encoded (a file named `a?b#c.png` stays a file), then escaped.

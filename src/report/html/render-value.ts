@@ -1,4 +1,4 @@
-import { escapeHtml } from './escape-html.js';
+import { escapeHtml, escapeText } from './escape-html.js';
 
 /** Past this many characters a value is collapsed under a <details>. */
 const COLLAPSE_CHARS = 600;
@@ -12,7 +12,8 @@ export function renderValue(label: string, value: unknown, options: { collapsed?
   let text = typeof value === 'string' ? value : JSON.stringify(value, null, 2) ?? String(value);
   const size = text.length;
   if (size > SHOWN_CHARS) text = `${text.slice(0, SHOWN_CHARS)}\n… ${size - SHOWN_CHARS} more characters (see run.json)`;
-  const pre = `<pre>${escapeHtml(text)}</pre>`;
+  // Element content: quotes stay as they are (JSON has many), `&`, `<` and `>` are escaped.
+  const pre = `<pre>${escapeText(text)}</pre>`;
   if (!options.collapsed && size <= COLLAPSE_CHARS && text.split('\n', 16).length < 16) return `<div class="value"><h4>${escapeHtml(label)}</h4>${pre}</div>`;
   return `<details class="value"><summary>${escapeHtml(label)} <span class="muted">(${formatSize(size)})</span></summary>${pre}</details>`;
 }
