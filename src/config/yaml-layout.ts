@@ -20,8 +20,26 @@ export interface LaidOutYaml {
   data: unknown;
   /** Where the document's content starts (0 for an empty document). */
   rootStart: number;
-  /** The layout of every mapping and list in `data`, keyed by the object itself. */
+  /** The layout of every mapping and list in `data` (but what is inside `deferredLists`), keyed by the object itself. */
   layouts: Map<object, Layout>;
+  /**
+   * With `deferItems`: the top-level block lists whose items' insides were not
+   * laid out, with where each list ends (its items' offsets are in `layouts`).
+   */
+  deferredLists: Map<unknown[], { end: number }>;
+  /** With `deferItems`: a node was left without layouts that is not inside a deferred list (lay the whole text out again). */
+  incomplete: boolean;
+}
+
+/** How a document is parsed: see parseLaidOutYaml. */
+export interface LayoutOptions {
+  json?: boolean;
+  /**
+   * Leaves the insides of the items of top-level block lists (a workflow's
+   * steps) without layouts: they are laid out when first asked for, one item
+   * at a time (see yaml-source.ts).
+   */
+  deferItems?: boolean;
 }
 
 /** A YAML syntax error at a character offset; `exact` when the offset is known to be where the mistake is. */
@@ -63,8 +81,8 @@ export class YamlLimitError extends Error {
  * are allowed and the last wins, like JSON.parse). Throws YamlSyntaxError, and
  * YamlLimitError when aliases expand to more than MAX_ALIAS_NODES nodes.
  */
-export function parseLaidOutYaml(text: string, options: { json?: boolean } = {}): LaidOutYaml {
-  const recorder = new LayoutRecorder(text);
+export function parseLaidOutYaml(text: string, options: LayoutOptions = {}): LaidOutYaml {
+  const recorder = new LayoutRecorder(text, options.deferItems ?? false);
   let documents: unknown[];
   try {
     documents = loadAll(text, null, { schema: CORE_SCHEMA, json: options.json ?? false, listener: recorder.listener, onWarning: recorder.onWarning });
@@ -77,7 +95,13 @@ export function parseLaidOutYaml(text: string, options: { json?: boolean } = {})
   if (problem) throw problem;
   const [root] = recorder.roots;
   // An empty document is null, and is located at the top of the file.
-  return { data: documents[0] ?? null, rootStart: root && !root.empty ? root.start : 0, layouts: recorder.layouts };
+  return {
+    data: documents[0] ?? null,
+    rootStart: root && !root.empty ? root.start : 0,
+    layouts: recorder.layouts,
+    deferredLists: recorder.deferredLists,
+    incomplete: recorder.incomplete,
+  };
 }
 
 /** How deep runner files may nest: js-yaml's own default limit (its `maxDepth`), which is what stops a deeper file. */
@@ -141,17 +165,29 @@ class LayoutRecorder {
   private readonly childEmpty: boolean[] = [];
   /** Nodes added by the aliases read so far (see MAX_ALIAS_NODES). */
   private aliasNodes = 0;
+  readonly deferredLists = new Map<unknown[], { end: number }>();
+  incomplete = false;
+  /** While a top-level node that looks like a block list is open (deferItems): its depth in `opens`, else -1. */
+  private deferring = -1;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly deferItems: boolean,
+  ) {}
 
   readonly listener = (event: EventType, state: State): void => {
     if (event === 'open') {
       if (this.opens.length === 0) this.rootOpens.push(state.position);
+      // A top-level value that starts with `- ` is a block list: its items' insides are laid out later, on demand.
+      if (this.deferItems && this.opens.length === 1 && this.deferring === -1 && startsBlockList(this.text, skipToContent(this.text, state.position))) {
+        this.deferring = 1;
+      }
       this.opens.push(state.position);
       this.bases.push(this.count);
       return;
     }
     const open = this.opens.pop()!;
+    const depth = this.opens.length;
     const base = this.bases.pop()!;
     const end = state.position;
     // js-yaml leaves `kind` null for an alias and for an empty node.
@@ -164,8 +200,14 @@ class LayoutRecorder {
     // A block value like `{ a: 1 }` is first read as a would-be key, so its node closes twice.
     const isPassedThrough = this.count === base + 1 && this.childResults[base] === result;
     if (isAlias && !isPassedThrough) this.countAlias(result, start);
-    if (kind === 'mapping' && !isPassedThrough) this.layouts.set(result as object, this.layMapping(base));
-    else if (kind === 'sequence' && !isPassedThrough) this.layouts.set(result as object, this.laySequence(base, start, end, result as unknown[]));
+    const deferred = this.deferring !== -1 && depth > this.deferring;
+    if (depth === this.deferring) {
+      this.deferring = -1;
+      if (kind === 'sequence' && !isPassedThrough) this.deferredLists.set(result as unknown[], { end });
+      else if (this.count > base) this.incomplete = true;
+    }
+    if (kind === 'mapping' && !isPassedThrough && !deferred) this.layouts.set(result as object, this.layMapping(base));
+    else if (kind === 'sequence' && !isPassedThrough && !deferred) this.layouts.set(result as object, this.laySequence(base, start, end, result as unknown[]));
     this.count = base;
     if (this.opens.length === 0) this.roots.push({ start, end, empty });
     else {
@@ -272,6 +314,13 @@ function countNodes(value: unknown, budget: number): number {
     for (const child of children) pending.push(child);
   }
   return count;
+}
+
+/** Whether a block list's first `-` entry marker is at `offset`. */
+function startsBlockList(text: string, offset: number): boolean {
+  if (text.charCodeAt(offset) !== DASH) return false;
+  const next = text.charCodeAt(offset + 1);
+  return next === SPACE || next === TAB || next === LF || next === CR || Number.isNaN(next);
 }
 
 /** Skips spaces, line breaks, comments, tags and anchors: where a node's content starts. */

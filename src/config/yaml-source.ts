@@ -22,6 +22,8 @@ export interface YamlSource {
   /** Where the document's content starts. */
   rootStart: number;
   layouts: Map<object, Layout>;
+  /** A large file's parts that were left to lay out when first asked for (see layOutItem). */
+  deferred?: Deferred;
   /** Offsets where lines start, computed on first use. */
   lineStarts?: number[];
   /** The line (0-based) of the last location asked for. */
@@ -37,6 +39,8 @@ interface Found {
   value: unknown;
   /** Path segments actually matched (the rest did not exist in the YAML). */
   depth: number;
+  /** When `value` is an item of a deferred list: its insides are laid out only when they are looked into. */
+  item?: { list: unknown[]; index: number };
 }
 
 /**
@@ -47,6 +51,25 @@ interface Found {
  */
 export const MAX_SOURCE_BYTES = 4 * 1024 ** 2;
 const READ_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * Files at least this large are laid out lazily: the items of a top-level
+ * block list (a workflow's steps) get the layouts of their insides when a
+ * message first asks where something inside one is. For a 10,000-step
+ * workflow those layouts are about a quarter of the parse, and most loads
+ * ask for none of them (each step's own position is known without them).
+ */
+export const DEFER_LAYOUT_BYTES = 256 * 1024;
+
+/** What a lazily laid-out file still lacks, and how to parse its parts again. */
+interface Deferred {
+  json: boolean;
+  /** Top-level block lists whose items are laid out one at a time, and the items done. */
+  lists: Map<unknown[], { end: number }>;
+  done: Set<object>;
+  /** Something else was left out: the whole text is parsed again at the first layout missing. */
+  whole: boolean;
+}
 
 /**
  * Reads a config, workflow or inputs file as UTF-8, refusing one larger than
@@ -95,17 +118,21 @@ export function parseYamlSource(
   text: string,
   file: string,
   diagnostics: Diagnostic[],
-  options: { json?: boolean } = {},
+  /** `eager`: lay everything out now, whatever the size (tests compare the two). */
+  options: { json?: boolean; eager?: boolean } = {},
 ): { source: YamlSource; data: unknown } {
   // Editors hide a byte order mark, so columns are counted without it.
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const source: YamlSource = { file, text: body, data: undefined, rootStart: 0, layouts: new Map() };
   try {
     // JSON.parse keeps the last of duplicate keys; `json` matches it for imported JSON.
-    const parsed = parseLaidOutYaml(body, options);
+    const json = options.json ?? false;
+    const deferItems = !options.eager && body.length >= DEFER_LAYOUT_BYTES;
+    const parsed = parseLaidOutYaml(body, { json, deferItems });
     source.data = parsed.data;
     source.rootStart = parsed.rootStart;
     source.layouts = parsed.layouts;
+    if (parsed.deferredLists.size > 0 || parsed.incomplete) source.deferred = { json, lists: parsed.deferredLists, done: new Set(), whole: parsed.incomplete };
   } catch (error) {
     if (error instanceof YamlLimitError) {
       diagnostics.push({ location: locationAt(source, error.offset), message: error.message, hint: error.hint });
@@ -182,11 +209,14 @@ function find(source: YamlSource, path: YamlPath): Found {
   const found: Found = { start: source.rootStart, value: source.data, depth: 0 };
   for (const segment of path) {
     const { value } = found;
-    const layout = typeof value === 'object' && value !== null ? source.layouts.get(value) : undefined;
+    if (found.item) layOutItem(source, found.item.list, found.item.index);
+    found.item = undefined;
+    const layout = typeof value === 'object' && value !== null ? layoutOf(source, value) : undefined;
     if (!layout) break;
     if (Array.isArray(value)) {
       const index = Number(segment);
       if (!Number.isInteger(index) || index < 0 || index >= layout.length) break;
+      if (source.deferred?.lists.has(value)) found.item = { list: value, index };
       found.keyStart = undefined;
       found.start = layout[index] as number;
       found.value = value[index];
@@ -200,6 +230,101 @@ function find(source: YamlSource, path: YamlPath): Found {
     found.depth++;
   }
   return found;
+}
+
+/** The layout of a mapping or list of the data; when one was left out and cannot be told apart, the whole text is laid out. */
+function layoutOf(source: YamlSource, value: object): Layout | undefined {
+  const layout = source.layouts.get(value);
+  if (layout || !source.deferred?.whole) return layout;
+  layOutWhole(source);
+  return source.layouts.get(value);
+}
+
+/** Lays out all of a lazily laid-out file: parses it again and takes the layouts of every part. */
+function layOutWhole(source: YamlSource): void {
+  const deferred = source.deferred!;
+  const again = parseLaidOutYaml(source.text, { json: deferred.json });
+  adoptLayouts(source, pairsOf(source.data, again.data, false)!, again.layouts, 0);
+  deferred.whole = false;
+  deferred.lists.clear();
+}
+
+/**
+ * Lays out the insides of item `index` of a deferred top-level block list:
+ * parses the item's own lines again (from its `-` to the next item's, the
+ * indentation kept, so they read as a one-item list) and gives its mappings
+ * and lists the layouts of the ones at the same places, offsets moved to the
+ * file's. An item that does not read the same on its own (an alias of an
+ * anchor outside it, a tag declared at the top) makes the whole file laid out.
+ */
+function layOutItem(source: YamlSource, list: unknown[], index: number): void {
+  const deferred = source.deferred!;
+  const item = list[index];
+  if (typeof item !== 'object' || item === null || deferred.done.has(item)) return;
+  deferred.done.add(item);
+  const starts = source.layouts.get(list)!;
+  const from = lineOfDash(source.text, starts[index] as number);
+  const to = index + 1 < starts.length ? lineOfDash(source.text, starts[index + 1] as number) : deferred.lists.get(list)!.end;
+  if (from !== undefined && to !== undefined) {
+    try {
+      const again = parseLaidOutYaml(source.text.slice(from, to), { json: deferred.json });
+      const parsed: unknown = Array.isArray(again.data) && again.data.length === 1 ? (again.data as unknown[])[0] : undefined;
+      const pairs = again.layouts.get(again.data as object)?.[0] === (starts[index] as number) - from ? pairsOf(item, parsed, true) : undefined;
+      if (pairs) return adoptLayouts(source, pairs, again.layouts, from);
+    } catch {
+      // read below as part of the whole file
+    }
+  }
+  layOutWhole(source);
+}
+
+/** Where the line holding the `-` of the list item whose content starts at `offset` begins; undefined when the `-` is not first on its line. */
+function lineOfDash(text: string, offset: number): number | undefined {
+  let dash = offset - 1;
+  while (dash >= 0 && text[dash] !== '-') {
+    if (!/\s/.test(text[dash])) return undefined;
+    dash--;
+  }
+  const lineStart = text.lastIndexOf('\n', dash - 1) + 1;
+  return dash >= 0 && /^ *$/.test(text.slice(lineStart, dash)) ? lineStart : undefined;
+}
+
+/**
+ * The pairs of (loaded, parsed again) objects at the same places, each parsed
+ * object once (an alias's target is shared). With `same`, undefined unless
+ * the two hold the same values throughout.
+ */
+function pairsOf(loaded: unknown, parsed: unknown, same: boolean): [object, object][] | undefined {
+  const pairs: [object, object][] = [];
+  const pending: [unknown, unknown][] = [[loaded, parsed]];
+  const walked = new Set<object>();
+  while (pending.length > 0) {
+    const [was, now] = pending.pop()!;
+    if (typeof was !== 'object' || was === null || typeof now !== 'object' || now === null) {
+      if (same && !Object.is(was, now)) return undefined;
+      continue;
+    }
+    if (Array.isArray(was) !== Array.isArray(now)) {
+      if (same) return undefined;
+      continue;
+    }
+    if (walked.has(now)) continue;
+    walked.add(now);
+    pairs.push([was, now]);
+    const keys = Object.keys(now);
+    if (same && keys.length !== Object.keys(was).length) return undefined;
+    for (const key of keys) pending.push([(was as Record<string, unknown>)[key], (now as Record<string, unknown>)[key]]);
+  }
+  return pairs;
+}
+
+/** Gives each loaded object the layout of its parsed twin, offsets moved by `offset`; layouts already there are kept. */
+function adoptLayouts(source: YamlSource, pairs: [object, object][], layouts: Map<object, Layout>, offset: number): void {
+  for (const [was, now] of pairs) {
+    const layout = layouts.get(now);
+    if (!layout || source.layouts.has(was)) continue;
+    source.layouts.set(was, offset === 0 ? layout : layout.map((part) => (typeof part === 'number' && part >= 0 ? part + offset : part)));
+  }
 }
 
 /** The index of `key`'s entry in a mapping layout (key, key offset, value offset); the last one, as in the data, for duplicate keys in JSON. */
@@ -225,8 +350,9 @@ export function locatePath(source: YamlSource, path: YamlPath, target: 'key' | '
 /** Where each key of the mapping at `path` is written, by key (empty when it is not a mapping). */
 export function locateKeys(source: YamlSource, path: YamlPath): Record<string, SourceLocation> {
   const locations: Record<string, SourceLocation> = {};
-  const { value, depth } = find(source, path);
-  const layout = depth === path.length && typeof value === 'object' && value !== null && !Array.isArray(value) ? source.layouts.get(value) : undefined;
+  const { value, depth, item } = find(source, path);
+  if (item) layOutItem(source, item.list, item.index);
+  const layout = depth === path.length && typeof value === 'object' && value !== null && !Array.isArray(value) ? layoutOf(source, value) : undefined;
   for (let i = 0; layout && i < layout.length; i += 3) locations[layout[i] as string] = locationAt(source, layout[i + 1] as number);
   return locations;
 }
