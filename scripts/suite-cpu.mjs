@@ -41,6 +41,8 @@ const command = positionals.length > 0 ? positionals : ['npx', 'vitest', 'run', 
 
 /** Every process seen that was not running when we started, by pid and start time (a pid can be used again). */
 const seen = new Map();
+/** How many samples after the first a process's command line is read again (see sample). */
+const EXEC_CHECKS = 5;
 const before = new Set(listProcesses().map(([pid, fields]) => processKey(pid, fields)));
 const cpuSamples = [readCpuLine()];
 const started = Date.now();
@@ -74,16 +76,31 @@ function sample(again = true) {
     if (known) {
       known.userTicks = Math.max(known.userTicks, stat.userTicks);
       known.systemTicks = Math.max(known.systemTicks, stat.systemTicks);
+      if (known.checksLeft > 0) nameAfterExec(known);
       continue;
     }
     // A process that has exited but not been waited for yet has an empty command line: it is named by its name.
-    const commandLine = readProcFile(pid, 'cmdline')?.replaceAll('\0', ' ').trim().slice(0, 10_000);
+    const commandLine = readCommandLine(pid);
     if (commandLine === undefined) continue; // gone since the listing
     const name = commandLine === '' ? (readProcFile(pid, 'comm')?.trim() ?? '') : '';
-    seen.set(key, { pid, ppid: stat.ppid, name, commandLine, firstSeen: now, userTicks: stat.userTicks, systemTicks: stat.systemTicks });
+    // Seen between fork and exec, a child still shows its parent's command line (a vitest worker's, for each process a
+    // test spawns), and a script started through `env` shows env's until env execs the interpreter: a new process's
+    // command line is read again at its next few samples.
+    seen.set(key, { pid, ppid: stat.ppid, name, commandLine, firstSeen: now, userTicks: stat.userTicks, systemTicks: stat.systemTicks, checksLeft: EXEC_CHECKS });
   }
   cpuSamples.push(readCpuLine());
   if (again) timer = setTimeout(sample, intervalMs);
+}
+
+/** Names a new process by the command line it shows now, when it has execed since (an exited one shows none). */
+function nameAfterExec(entry) {
+  entry.checksLeft--;
+  const commandLine = readCommandLine(entry.pid);
+  if (commandLine) entry.commandLine = commandLine;
+}
+
+function readCommandLine(pid) {
+  return readProcFile(pid, 'cmdline')?.replaceAll('\0', ' ').trim().slice(0, 10_000);
 }
 
 function listProcesses() {
