@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isoTime, MAX_TIMER_MS, systemClock, timerMs } from '../../src/clock.js';
+import { isoMs, isoTime, MAX_TIMER_MS, systemClock, timerMs } from '../../src/clock.js';
 
 // vitest's fake timers act out Node's limit: a delay over 2^31 − 1 ms fires
 // after 1 ms. So each test below fails on a clock that hands a long delay to
@@ -97,5 +97,23 @@ describe('isoTime', () => {
   it('leaves what has no four-digit year, a fraction of a millisecond or no time at all to Date', () => {
     for (const ms of [-1, -60_001, 1.5, 59_999.9, Date.UTC(10000, 0, 1), 8.64e15]) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
     expect(() => isoTime(NaN)).toThrow(RangeError);
+  });
+});
+
+describe('isoMs', () => {
+  it("reads a time as Date.parse does, whichever minute it read before", () => {
+    const times = Array.from({ length: 3000 }, (_, i) => new Date(1_733_312_000_000 + i * 7_919).toISOString());
+    for (const text of [...times, ...times.reverse()]) expect(isoMs(text), text).toBe(Date.parse(text));
+  });
+
+  it('gives what Date.parse gives for other shapes and for broken times, also right after a time of the same minute', () => {
+    const minute = '2026-12-04T10:00:';
+    const odd = ['05.000Z', '59.999Z', '60.000Z', '99.000Z', '5x.000Z', '05.0x0Z', '05.000z', '05.000+', '-5.000Z', '05:000Z', '05.000Z ', '05.00Z'];
+    const others = ['2026-12-04T10:00:05Z', '2026-12-04T10:00:05.000+01:00', '2026-12-04T10:00:05+0100', '2026-12-04', 'not a time', '', '+012026-12-04T10:00:05.000Z'];
+    for (const text of [...odd.map((tail) => minute + tail), ...others]) {
+      isoMs(`${minute}00.000Z`);
+      expect(isoMs(text), text).toBe(Date.parse(text));
+      expect(isoMs(text), `${text} again`).toBe(Date.parse(text));
+    }
   });
 });

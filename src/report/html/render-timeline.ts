@@ -1,4 +1,5 @@
 import type { AttemptRecord, RunRecord, StepRecord } from '../../artifacts/run-record.js';
+import { isoMs } from '../../clock.js';
 import { escapeHtml } from './escape-html.js';
 import { formatSpan, shortText, spanMs, statusKey, statusText, stepMs } from './report-format.js';
 
@@ -11,11 +12,11 @@ const TIMELINE_ITEMS = 50;
  * row's status and duration in words.
  */
 export function* renderTimeline(record: RunRecord, anchors: ReadonlyMap<string, string>): Generator<string, void> {
-  const startMs = Date.parse(record.startedAt);
+  const startMs = isoMs(record.startedAt);
   // A loop, not Math.max(...ends): 10,000 items' attempts are too many arguments.
   let endMs = startMs + 1;
   const reach = (iso: string | null | undefined) => {
-    const ms = Date.parse(iso ?? '');
+    const ms = isoMs(iso ?? '');
     if (ms > endMs) endMs = ms;
   };
   reach(record.endedAt);
@@ -24,7 +25,7 @@ export function* renderTimeline(record: RunRecord, anchors: ReadonlyMap<string, 
     for (const attempt of allAttempts(step)) reach(attempt.endedAt);
   }
   const scale = (iso: string | null) => {
-    const ms = Date.parse(iso ?? '');
+    const ms = isoMs(iso ?? '');
     return Number.isFinite(ms) ? Math.min(100, Math.max(0, ((ms - startMs) / (endMs - startMs)) * 100)) : undefined;
   };
   const bar = (from: string | null, to: string | null, status: string, label: string, extra = '') => {

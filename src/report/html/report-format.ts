@@ -1,4 +1,5 @@
 import type { ItemRecord, StepRecord, StepStatus } from '../../artifacts/run-record.js';
+import { isoMs } from '../../clock.js';
 import { formatMs } from '../../config/durations.js';
 import { STATUS_SYMBOLS } from '../progress.js';
 import { escapeHtml, truncateText } from './escape-html.js';
@@ -34,7 +35,7 @@ export function countItems(items: readonly ItemRecord[]): string {
 /** Milliseconds between two ISO times, or undefined when either is missing. */
 export function spanMs(start: string | null | undefined, end: string | null | undefined): number | undefined {
   if (!start || !end) return undefined;
-  const ms = Date.parse(end) - Date.parse(start);
+  const ms = isoMs(end) - isoMs(start);
   return Number.isFinite(ms) ? Math.max(0, ms) : undefined;
 }
 
