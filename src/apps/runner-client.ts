@@ -3,9 +3,10 @@ import { isJsonObject } from '../is-record.js';
 import { serverInfoMeta } from './jsonrpc-message.js';
 
 // The SDK checks every `tools/call` result against its era's schema, a zod
-// parse that rebuilds the result and costs about a tenth of the runner's CPU
-// per call. Most results are a few text blocks: for exactly that shape the
-// check below gives the same verdict and the same rebuilt value (text blocks
+// parse that rebuilds the result (and, first, a probe of the schema with
+// `undefined`). Most results are a few text blocks, with the server's name and
+// version in `_meta` from a 2026 server: for exactly that shape the check
+// below gives the same verdict and the same rebuilt value (text blocks
 // reduced to `type` and `text`, keys in the schema's order) by hand; any other
 // shape, and every failure, goes to the era's own check, so what is accepted,
 // what is refused and the message are the SDK's. test/unit/runner-client.test.ts
