@@ -347,6 +347,13 @@ export function locatePath(source: YamlSource, path: YamlPath, target: 'key' | '
   return at(isCollection ? (found.keyStart ?? found.start) : found.start);
 }
 
+/** Where each item of the list at `path` is written, by index, as locatePath says it (empty when it is not a list): all of them in one look-up. */
+export function locateItems(source: YamlSource, path: YamlPath): SourceLocation[] {
+  const { value, depth } = find(source, path);
+  const layout = depth === path.length && Array.isArray(value) ? layoutOf(source, value) : undefined;
+  return layout && layout.length === (value as unknown[]).length ? layout.map((offset) => locationAt(source, offset as number)) : [];
+}
+
 /** Where each key of the mapping at `path` is written, by key (empty when it is not a mapping). */
 export function locateKeys(source: YamlSource, path: YamlPath): Record<string, SourceLocation> {
   const locations: Record<string, SourceLocation> = {};

@@ -5,7 +5,7 @@ import { sortByLocation } from '../config/load.js';
 import { normalizeRetry } from '../config/normalize.js';
 import type { RunnerConfig } from '../config/types.js';
 import { describePath, diagnoseSchemaErrors, hintFor, validateAgainst } from '../config/schema-diagnostics.js';
-import { locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile, type YamlPath, type YamlSource } from '../config/yaml-source.js';
+import { locateItems, locateKeys, locatePath, locationAt, parseYamlSource, readSourceFile, type YamlPath, type YamlSource } from '../config/yaml-source.js';
 import { checkBuiltinStep } from './builtin-steps.js';
 import { locateArgumentProblem } from './locate-argument.js';
 import type { ArgumentProblem } from '../scheduler/validate-args.js';
@@ -185,8 +185,10 @@ function normalizeSteps(context: Context): Step[] {
   });
   const steps: Step[] = [];
   let needsLater = false;
+  // Where each step is, in one look-up (one path lookup per step cost 10,000 steps about a twentieth of their load).
+  const locations = locateItems(source, ['steps']);
   raw.steps.forEach((rawStep, i) => {
-    const step = normalizeStep(isRecord(rawStep) ? rawStep : {}, i, context);
+    const step = normalizeStep(isRecord(rawStep) ? rawStep : {}, i, context, locations[i] ?? locatePath(source, ['steps', i]));
     const references = collectReferences(isRecord(rawStep) ? rawStep : {}, i, context);
     if (typeof rawStep?.id === 'string') {
       // Any case: `Logs/` is `logs/` on macOS and Windows.
@@ -214,7 +216,7 @@ function normalizeSteps(context: Context): Step[] {
   return steps;
 }
 
-function normalizeStep(raw: RawStep, index: number, context: Context): Step {
+function normalizeStep(raw: RawStep, index: number, context: Context, location: SourceLocation): Step {
   const id = typeof raw.id === 'string' ? raw.id : '';
   const uses = typeof raw.uses === 'string' ? raw.uses : '';
   const dot = USES.test(uses) ? uses.indexOf('.') : -1;
@@ -243,7 +245,7 @@ function normalizeStep(raw: RawStep, index: number, context: Context): Step {
   step.continueOnError = raw['continue-on-error'] === true;
   if (typeof raw['max-items'] === 'number') step.maxItems = raw['max-items'];
   if (isRecord(raw.elicit)) step.elicit = raw.elicit as Step['elicit'];
-  step.location = locatePath(context.source, ['steps', index]);
+  step.location = location;
   return step as Step;
 }
 

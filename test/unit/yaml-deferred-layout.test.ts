@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../../src/errors.js';
-import { DEFER_LAYOUT_BYTES, locateInString, locateKeys, locatePath, parseYamlSource, type YamlPath, type YamlSource } from '../../src/config/yaml-source.js';
+import { DEFER_LAYOUT_BYTES, locateInString, locateItems, locateKeys, locatePath, parseYamlSource, type YamlPath, type YamlSource } from '../../src/config/yaml-source.js';
 
 // A file of DEFER_LAYOUT_BYTES or more leaves the insides of its top-level
 // lists' items without layouts until a position inside one is asked for. Every
@@ -42,7 +42,7 @@ function pathsOf(value: unknown, path: YamlPath = [], into: YamlPath[] = []): Ya
 
 /** What the source says about `path`: where its key, its value, its keys and a character of it are. */
 function positions(source: YamlSource, path: YamlPath): unknown {
-  return [locatePath(source, path), locatePath(source, path, 'key'), locateKeys(source, path), locateInString(source, path, 1)];
+  return [locatePath(source, path), locatePath(source, path, 'key'), locateKeys(source, path), locateItems(source, path), locateInString(source, path, 1)];
 }
 
 describe('deferred layouts of a large file', () => {

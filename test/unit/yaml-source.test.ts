@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic, type Diagnostic } from '../../src/errors.js';
-import { locateInString, locateKeys, locatePath, parseJsonSource, parseYamlSource, type YamlPath } from '../../src/config/yaml-source.js';
+import { locateInString, locateItems, locateKeys, locatePath, parseJsonSource, parseYamlSource, type YamlPath } from '../../src/config/yaml-source.js';
 
 const lines = (...text: string[]) => `${text.join('\n')}\n`;
 
@@ -85,6 +85,19 @@ describe('parseYamlSource: positions', () => {
     expect(where(text, ['steps', 0, 'with', 'z'], 's')).toBe('4:44');
     expect(where(text, ['steps', 2, 'with', 'x'], 's')).toBe('10:10');
     expect(where('a: "x\\ty"\n', ['a'], 's')).toBe('1:4');
+  });
+
+  it('lists where each item of a list is, as locatePath says it: empty items, aliases and flow lists too', () => {
+    const { source, data } = parse(text);
+    for (const path of [['steps'], ['steps', 0, 'with', 'y'], ['steps', 4]] as YamlPath[]) {
+      const items = locateItems(source, path);
+      expect(items.length, JSON.stringify(path)).toBeGreaterThan(1);
+      items.forEach((location, i) => expect(location, `${JSON.stringify(path)} ${i}`).toEqual(locatePath(source, [...path, i])));
+    }
+    expect(locateItems(source, ['steps']).length).toBe((data as { steps: unknown[] }).steps.length);
+    expect(locateItems(source, ['name'])).toEqual([]);
+    expect(locateItems(source, ['steps', 0])).toEqual([]);
+    expect(locateItems(source, ['nothing', 'here'])).toEqual([]);
   });
 
   it('lists where each key of a mapping is', () => {
