@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { storageError } from './storage-error.js';
+import { writeText } from './text-chunks.js';
 
 export interface AtomicWriteOptions {
   /** Permissions of the file, from the moment it exists (the umask applies). @default 0o666 */
@@ -29,6 +30,8 @@ export function writeFileAtomic(file: string, content: string | Buffer | ((fd: n
     const fd = openSync(temp, 'wx', options.mode);
     try {
       if (typeof content === 'function') content(fd);
+      // A string goes to the file as it is: Node encodes it into memory it frees at once, where writeFileSync would make a Buffer of it first.
+      else if (typeof content === 'string') writeText(fd, content);
       else writeFileSync(fd, content);
       if (options.durable) fsyncSync(fd);
     } finally {

@@ -19,6 +19,13 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(join(dir, 'a', 'b'))).toEqual(['state.json']);
   });
 
+  it('writes a string as UTF-8, a lone surrogate as U+FFFD, as Buffer.from encodes it', () => {
+    const file = join(tempDir(), 'text.json');
+    const text = `${'é😀 \ud800 x'.repeat(20_000)}\n`;
+    writeFileAtomic(file, text);
+    expect(readFileSync(file).equals(Buffer.from(text, 'utf8'))).toBe(true);
+  });
+
   it('hands a writer the temp file descriptor', () => {
     const file = join(tempDir(), 'out.txt');
     writeFileAtomic(file, (fd) => {
