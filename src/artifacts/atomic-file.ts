@@ -4,6 +4,10 @@ import { dirname } from 'node:path';
 import { storageError } from './storage-error.js';
 import { writeText } from './text-chunks.js';
 
+/** This process's part of temp file names (see writeFileAtomic), and how many it has made. */
+const TEMP_TAG = randomUUID().slice(0, 8);
+let tempCount = 0;
+
 export interface AtomicWriteOptions {
   /** Permissions of the file, from the moment it exists (the umask applies). @default 0o666 */
   mode?: number;
@@ -22,9 +26,9 @@ export interface AtomicWriteOptions {
  * file is left as it was, and a `storage` RunnerError says which path and why.
  */
 export function writeFileAtomic(file: string, content: string | Buffer | ((fd: number) => void), options: AtomicWriteOptions = {}): void {
-  // The pid and a random part: several processes, on several hosts sharing a folder, may replace the same file at once.
-  // It ends in `.tmp`, which file triggers never take for a finished file.
-  const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+  // The pid, a random part drawn once per process and a count: several processes, on several hosts sharing a folder,
+  // may replace the same file at once. It ends in `.tmp`, which file triggers never take for a finished file.
+  const temp = `${file}.${process.pid}.${TEMP_TAG}${(tempCount++).toString(36)}.tmp`;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: options.folderMode });
     const fd = openSync(temp, 'wx', options.mode);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +24,17 @@ describe('writeFileAtomic', () => {
     const text = `${'é😀 \ud800 x'.repeat(20_000)}\n`;
     writeFileAtomic(file, text);
     expect(readFileSync(file).equals(Buffer.from(text, 'utf8'))).toBe(true);
+  });
+
+  it.runIf(process.platform === 'linux')('writes each time to a temp file of its own beside the file, named with the pid and ending in .tmp', () => {
+    const file = join(tempDir(), 'state.json');
+    const temps = Array.from({ length: 3 }, () => {
+      let temp = '';
+      writeFileAtomic(file, (fd) => void (temp = readlinkSync(`/proc/self/fd/${fd}`)));
+      return temp;
+    });
+    expect(new Set(temps).size).toBe(3);
+    for (const temp of temps) expect(temp.startsWith(`${file}.${process.pid}.`) && temp.endsWith('.tmp')).toBe(true);
   });
 
   it('hands a writer the temp file descriptor', () => {
