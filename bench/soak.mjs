@@ -12,12 +12,14 @@
 // Never part of `npm test`. Uses the faulty fixture app's `work` tool, which
 // appends one line per call to a counter file: the side effects are counted too.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { dropFile } from './lib/drop-file.mjs';
+import { firstStepStartMs, latencySummary } from './lib/latency.mjs';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
@@ -106,19 +108,9 @@ const endDropsAt = readyAt + durationMs - DRAIN_MS;
 while (Date.now() < endDropsAt) {
   const name = `f${String(++sequence).padStart(6, '0')}.txt`;
   const content = `file ${sequence} ${Math.random()}\n`.repeat(1 + (sequence % 50));
-  if (sequence % 10 === 0) {
-    // Every tenth file is written in place, slowly, in three chunks.
-    const fd = openSync(join(inbox, name), 'w');
-    for (let part = 0; part < 3; part++) {
-      writeSync(fd, content.slice((part * content.length) / 3, ((part + 1) * content.length) / 3));
-      if (part < 2) await sleep(40);
-    }
-    closeSync(fd);
-  } else {
-    writeFileSync(join(staging, name), content);
-    renameSync(join(staging, name), join(inbox, name));
-  }
-  drops.set(join(inbox, name), Date.now());
+  // Every tenth file is written in place, slowly, in three chunks.
+  const { path, writtenAt } = await dropFile({ inbox, staging, name, content, inPlace: sequence % 10 === 0 });
+  drops.set(path, writtenAt);
   const elapsed = Date.now() - readyAt;
   if (rssWarm === null && elapsed >= WARMUP_MS) rssWarm = { atS: Math.round(elapsed / 1000), mb: rssMb(child.pid) };
   if (elapsed >= nextSampleMs) {
@@ -170,17 +162,9 @@ for (let s = firstDueS; s <= lastDueS; s++) if (!firedSeconds.has(s)) missedOccu
 const ranSources = new Set(dropsRun.map((r) => r.trigger.source));
 const missedFiles = [...drops.keys()].filter((path) => !ranSources.has(path)).length;
 
-const ms = (iso) => Date.parse(iso);
-const firstStepStart = (record) => Math.min(...record.steps.filter((step) => step.startedAt).map((step) => ms(step.startedAt)));
-const stableToStart = dropsRun.map((r) => firstStepStart(r) - ms(r.trigger.time));
-const droppedToStart = dropsRun.filter((r) => drops.has(r.trigger.source)).map((r) => firstStepStart(r) - drops.get(r.trigger.source));
-const scheduledToStart = ticks.map((r) => firstStepStart(r) - ms(r.trigger.time));
-const percentile = (values, p) => {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
-const summary = (values) => ({ p50: percentile(values, 50), p95: percentile(values, 95), max: values.length ? Math.max(...values) : null, n: values.length });
+const stableToStart = dropsRun.map((r) => firstStepStartMs(r) - Date.parse(r.trigger.time));
+const droppedToStart = dropsRun.filter((r) => drops.has(r.trigger.source)).map((r) => firstStepStartMs(r) - drops.get(r.trigger.source));
+const scheduledToStart = ticks.map((r) => firstStepStartMs(r) - Date.parse(r.trigger.time));
 
 const rssStart = rssSamples[0].mb;
 const baseline = rssWarm?.mb ?? rssStart;
@@ -201,9 +185,9 @@ const result = {
   missedFiles,
   skippedTriggers: triggers.filter((event) => event.action === 'skipped').length,
   latencyMs: {
-    fileStableToFirstStepStart: summary(stableToStart),
-    fileWrittenToFirstStepStart: summary(droppedToStart),
-    scheduledToFirstStepStart: summary(scheduledToStart),
+    fileStableToFirstStepStart: latencySummary(stableToStart),
+    fileWrittenToFirstStepStart: latencySummary(droppedToStart),
+    scheduledToFirstStepStart: latencySummary(scheduledToStart),
   },
   rssMb: {
     start: rssStart,
