@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Test files that replace a module (vi.mock): they need a module graph of their own.
-const MOCKING = ['test/unit/move-file.test.ts', 'test/unit/spool-disk-full.test.ts'];
+// Test files that replace a module (vi.mock), or change V8's flags (bench-gc exposes `gc`, which the
+// compiled-code tests would see in the shared workers): they need a process of their own.
+const OWN_PROCESS = ['test/unit/move-file.test.ts', 'test/unit/spool-disk-full.test.ts', 'test/unit/bench-gc.test.ts'];
 
 export default defineConfig({
   test: {
@@ -24,11 +25,11 @@ export default defineConfig({
         // Test files share one module graph per worker: loading the sources, the built CLI and the SDK
         // again for each file cost more than many files' tests. Measured under load: test/unit 110-126 s
         // isolated against 52-62 s shared; twelve integration files 120 s against 77 s.
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: MOCKING, isolate: false },
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: OWN_PROCESS, isolate: false },
       },
       {
         extends: true,
-        test: { name: 'isolated', include: MOCKING },
+        test: { name: 'isolated', include: OWN_PROCESS },
       },
     ],
   },

@@ -3,6 +3,7 @@
 // (workflow concurrency 32); 2,000 independent steps are reported alongside.
 import { connectRaw, runRawFanout, verdictOf } from '../raw-client.mjs';
 import { probeStepFiles } from '../lib/disk-probe.mjs';
+import { measureOldGarbage } from '../lib/gc.mjs';
 import { countRunFiles, openEngine, timeEngineRun } from '../lib/engine.mjs';
 import { measureInterleaved } from '../lib/interleave.mjs';
 import { round, say, verdict } from '../lib/stats.mjs';
@@ -85,6 +86,16 @@ export async function benchFanout({ reps, calls = 2000, inFlight = 32, delayMs =
         `steps ${result.steps.runnerCpuUsPerCall} µs, raw ${result.rawCpuUsPerCall} µs`,
     );
     for (const [name, counted] of Object.entries(files)) if (counted.results !== calls || !counted.runJson) say(`    ${name}: MISSING files: ${JSON.stringify(counted)}`);
+    // Diagnostic: the garbage a run leaves in the old generation, which every scavenge copies on its way there.
+    const oldGarbageKBPerCall = {};
+    for (const [name, run] of Object.entries({ foreach: measured.foreach, raw: measured.raw })) {
+      if (run) oldGarbageKBPerCall[name] = round((await measureOldGarbage(run)).deadBytes / 1024 / calls, 2);
+    }
+    result.oldGarbageKBPerCall = oldGarbageKBPerCall;
+    say(
+      `    diagnostic, old-generation garbage per call (promoted or allocated there, dead by the next full GC; one untimed run each): ` +
+        `runner foreach ${oldGarbageKBPerCall.foreach ?? 'n/a'} KB, raw ${oldGarbageKBPerCall.raw ?? 'n/a'} KB`,
+    );
     return result;
   } finally {
     await raw.close();
