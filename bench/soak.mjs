@@ -11,7 +11,6 @@
 //
 // Never part of `npm test`. Uses the faulty fixture app's `work` tool, which
 // appends one line per call to a counter file: the side effects are counted too.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,10 +18,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { dropFile } from './lib/drop-file.mjs';
+import { startRunnerService } from './lib/runner-service.mjs';
+import { cliPath } from './lib/workspace.mjs';
 import { firstStepStartMs, latencySummary } from './lib/latency.mjs';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = join(repoRoot, 'dist', 'cli', 'main.js');
 const faultyApp = join(repoRoot, 'test', 'apps', 'faulty.js');
 
 const { values } = parseArgs({
@@ -36,7 +36,7 @@ const minutes = Number(values.minutes);
 const dropEveryMs = Number(values['drop-ms']);
 if (!(minutes > 0)) throw new Error(`Expected \`--minutes\` (or SOAK_MINUTES) to be a number above 0, got \`${values.minutes}\``);
 if (!(dropEveryMs >= 10)) throw new Error(`Expected \`--drop-ms\` (or SOAK_DROP_MS) to be a number from 10 up, got \`${values['drop-ms']}\``);
-if (!existsSync(cli)) throw new Error(`Expected a build at ${cli}; run \`npm run build\` first`);
+if (!existsSync(cliPath)) throw new Error(`Expected a build at ${cliPath}; run \`npm run build\` first`);
 
 const say = (line) => process.stderr.write(`${line}\n`);
 const durationMs = Math.round(minutes * 60_000);
@@ -64,21 +64,11 @@ writeFileSync(
 );
 
 // ---- the serve process ----------------------------------------------------
-const child = spawn(process.execPath, [cli, '--config', join(dir, 'runner.config.yaml'), 'serve', '--json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+const service = await startRunnerService(['--config', join(dir, 'runner.config.yaml'), 'serve', '--json'], { cwd: dir });
+const { child, events } = service;
 const killChild = () => child.exitCode === null && child.kill('SIGKILL');
 process.on('exit', killChild);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => (killChild(), process.exit(130)));
-const events = [];
-let buffered = '';
-let stderrTail = '';
-child.stdout.on('data', (chunk) => {
-  buffered += chunk;
-  const lines = buffered.split('\n');
-  buffered = lines.pop();
-  for (const line of lines) if (line.trim()) events.push(JSON.parse(line));
-});
-child.stderr.on('data', (chunk) => (stderrTail = (stderrTail + chunk).slice(-4000)));
-const exited = new Promise((resolve) => child.on('close', (code) => resolve(code)));
 
 function rssMb(pid) {
   try {
@@ -89,11 +79,6 @@ function rssMb(pid) {
   }
 }
 
-const waitStart = Date.now();
-while (!events.some((event) => event.type === 'ready')) {
-  if (child.exitCode !== null || Date.now() - waitStart > 30_000) throw new Error(`serve did not get ready:\n${stderrTail}`);
-  await sleep(20);
-}
 const readyAt = Date.now();
 say(`soak: ${minutes} min, a file every ${dropEveryMs} ms plus an every-second schedule; workspace ${dir}`);
 
@@ -126,8 +111,7 @@ while (Date.now() < endDropsAt) {
 await sleep(DRAIN_MS);
 const rssEnd = rssMb(child.pid);
 const stoppedAt = Date.now();
-child.kill('SIGTERM');
-const exitCode = await exited;
+const exitCode = await service.stop();
 
 // ---- figures ----------------------------------------------------------------
 const finished = events.filter((event) => event.type === 'run-finished');
@@ -204,7 +188,7 @@ say(`runs completed ${result.runsCompleted} (${result.scheduledRuns} scheduled, 
 say(`duplicate runs ${duplicateRuns}, duplicate side effects ${duplicateSideEffects}, missed occurrences ${missedOccurrences}, missed files ${missedFiles}`);
 say(`latency file stable → first step start: p50 ${result.latencyMs.fileStableToFirstStepStart.p50} ms, p95 ${result.latencyMs.fileStableToFirstStepStart.p95} ms`);
 say(`RSS ${rssStart} MB at start, ${baseline} MB after warm-up, ${rssEnd} MB at end`);
-if (exitCode !== 0) say(`serve exited ${exitCode}:\n${stderrTail}`);
+if (exitCode !== 0) say(`serve exited ${exitCode}:\n${service.stderr()}`);
 if (!values.keep) rmSync(dir, { recursive: true, force: true });
 process.stdout.write(JSON.stringify(result) + '\n');
 process.exitCode = duplicateRuns === 0 && missedOccurrences === 0 && missedFiles === 0 && exitCode === 0 ? 0 : 1;

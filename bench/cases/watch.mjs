@@ -6,14 +6,14 @@
 // file's last write to that start (the debounce and the stability checks
 // included). The issue's figures when it was filed (a 10-minute soak of
 // `runner serve`): p50 4 ms, p95 15 ms; the target is to keep them.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dropFile } from '../lib/drop-file.mjs';
 import { firstStepStartMs, latencySummary } from '../lib/latency.mjs';
+import { startRunnerService } from '../lib/runner-service.mjs';
 import { say } from '../lib/stats.mjs';
-import { cliPath, createWorkspace } from '../lib/workspace.mjs';
+import { createWorkspace } from '../lib/workspace.mjs';
 
 /** The issue's figures for "file stable → first step start", in ms. */
 export const WATCH_P50_TARGET_MS = 4;
@@ -46,7 +46,7 @@ export async function benchWatch() {
       '',
     ].join('\n'),
   );
-  const watcher = await startWatch(workspace, workflow);
+  const watcher = await startRunnerService(['watch', workflow, '--json'], { cwd: workspace.dir });
   try {
     const written = new Map(); // path in the inbox → ms of its last write
     for (let index = 1; index <= FILES; index++) {
@@ -56,7 +56,7 @@ export async function benchWatch() {
       written.set(path, writtenAt);
       await sleep(DROP_EVERY_MS);
     }
-    await watcher.finished(FILES);
+    await watcher.until((events) => events.filter((event) => event.type === 'run-finished').length >= FILES, `${FILES} finished runs`, 60_000);
     const records = readRunRecords(join(workspace.artifacts, 'drop'));
     const failed = records.filter((record) => record.status !== 'succeeded');
     if (records.length !== FILES || failed.length > 0) {
@@ -84,51 +84,6 @@ export async function benchWatch() {
     await watcher.stop();
     workspace.remove();
   }
-}
-
-/** `runner watch WORKFLOW --json` in the workspace; resolves once it says it is ready. */
-async function startWatch(workspace, workflow) {
-  const child = spawn(process.execPath, [cliPath, 'watch', workflow, '--json'], { cwd: workspace.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  const events = [];
-  let pending = '';
-  let stderr = '';
-  const waiters = new Set();
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    const lines = (pending + chunk).split('\n');
-    pending = lines.pop();
-    for (const line of lines) if (line.trim()) events.push(JSON.parse(line));
-    for (const check of waiters) check();
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  /** Resolves once `test(events)` holds; rejects when the process ends first or after `timeoutMs`. */
-  const until = (test, what, timeoutMs) =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`(j) runner watch: no ${what} within ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
-      const check = () => test(events) && done();
-      const done = (error) => {
-        clearTimeout(timer);
-        waiters.delete(check);
-        if (error) reject(error);
-        else resolve();
-      };
-      waiters.add(check);
-      exited.then(() => done(new Error(`(j) runner watch exited (${child.exitCode}) before ${what}:\n${stderr}`)));
-      check();
-    });
-  try {
-    await until((seen) => seen.some((event) => event.type === 'ready'), 'ready event', 30_000);
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  }
-  return {
-    finished: (count) => until((seen) => seen.filter((event) => event.type === 'run-finished').length >= count, `${count} finished runs`, 60_000),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
 }
 
 function readRunRecords(folder) {
