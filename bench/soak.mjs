@@ -11,7 +11,7 @@
 //
 // Never part of `npm test`. Uses the faulty fixture app's `work` tool, which
 // appends one line per call to a counter file: the side effects are counted too.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { dropFile } from './lib/drop-file.mjs';
 import { startRunnerService } from './lib/runner-service.mjs';
 import { cliPath } from './lib/workspace.mjs';
-import { firstStepStartMs, latencySummary } from './lib/latency.mjs';
+import { firstStepStartMs, latencySummary, readRunRecords } from './lib/latency.mjs';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const faultyApp = join(repoRoot, 'test', 'apps', 'faulty.js');
@@ -116,15 +116,7 @@ const exitCode = await service.stop();
 // ---- figures ----------------------------------------------------------------
 const finished = events.filter((event) => event.type === 'run-finished');
 const triggers = events.filter((event) => event.type === 'trigger');
-const records = [];
-for (const workflow of ['tick', 'drop']) {
-  const folder = join(artifacts, workflow);
-  if (!existsSync(folder)) continue;
-  for (const id of readdirSync(folder)) {
-    const file = join(folder, id, 'run.json');
-    if (existsSync(file)) records.push(JSON.parse(readFileSync(file, 'utf8')));
-  }
-}
+const records = ['tick', 'drop'].flatMap((workflow) => readRunRecords(join(artifacts, workflow)));
 const ticks = records.filter((record) => record.workflow === 'tick');
 const dropsRun = records.filter((record) => record.workflow === 'drop');
 

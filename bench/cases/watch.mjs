@@ -6,11 +6,11 @@
 // file's last write to that start (the debounce and the stability checks
 // included). The issue's figures when it was filed (a 10-minute soak of
 // `runner serve`): p50 4 ms, p95 15 ms; the target is to keep them.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dropFile } from '../lib/drop-file.mjs';
-import { firstStepStartMs, latencySummary } from '../lib/latency.mjs';
+import { firstStepStartMs, latencySummary, readRunRecords } from '../lib/latency.mjs';
 import { startRunnerService } from '../lib/runner-service.mjs';
 import { say } from '../lib/stats.mjs';
 import { createWorkspace } from '../lib/workspace.mjs';
@@ -84,12 +84,4 @@ export async function benchWatch() {
     await watcher.stop();
     workspace.remove();
   }
-}
-
-function readRunRecords(folder) {
-  if (!existsSync(folder)) return [];
-  return readdirSync(folder)
-    .map((id) => join(folder, id, 'run.json'))
-    .filter((file) => existsSync(file))
-    .map((file) => JSON.parse(readFileSync(file, 'utf8')));
 }

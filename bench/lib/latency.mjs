@@ -1,5 +1,17 @@
-// Trigger latency from run records, for `bench/soak.mjs` and (j): when a run's
-// first step started, and nearest-rank percentiles of a list of latencies.
+// Trigger latency from run records, for `bench/soak.mjs` and (j): the records
+// of a workflow's runs, when a run's first step started, and nearest-rank
+// percentiles of a list of latencies.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The run.json of every run in a workflow's folder (`artifacts/<workflow>`); none when it has no folder. */
+export function readRunRecords(folder) {
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder)
+    .map((id) => join(folder, id, 'run.json'))
+    .filter((file) => existsSync(file))
+    .map((file) => JSON.parse(readFileSync(file, 'utf8')));
+}
 
 /** When the first step of a run record started, in ms since the epoch (Infinity when none started). */
 export function firstStepStartMs(record) {
