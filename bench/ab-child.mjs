@@ -3,7 +3,7 @@
 // bench's own cases do (measureInterleaved: a forced GC before each run, one
 // untimed round), then one JSON line with the medians.
 //
-//   RUNNER_DIST=DIR node bench/ab-child.mjs foreach|chain [--tmpfs]
+//   RUNNER_DIST=DIR node bench/ab-child.mjs foreach|chain|chain5 [--tmpfs]
 import { openEngine, timeEngineRun } from './lib/engine.mjs';
 import { measureInterleaved } from './lib/interleave.mjs';
 import { chainWorkflowYaml, createWorkspace, foreachWorkflowYaml } from './lib/workspace.mjs';
@@ -14,6 +14,8 @@ const CASES = {
   foreach: { calls: 2000, yaml: () => foreachWorkflowYaml('ab', 32, 5), inputs: { items: Array.from({ length: 2000 }, (_, i) => i) }, raw: (client) => runRawFanout(client, 2000, 32, 5) },
   // (a): 1,000 steps of 0 ms in a chain.
   chain: { calls: 1000, yaml: () => chainWorkflowYaml('ab', 1000, 0), inputs: {}, raw: (client) => runRawChain(client, 1000, 0) },
+  // (a)'s 5 ms chain, shorter (a step takes about 6 ms): 300 steps.
+  chain5: { calls: 300, yaml: () => chainWorkflowYaml('ab', 300, 5), inputs: {}, raw: (client) => runRawChain(client, 300, 5) },
 };
 /** Timed rounds of the two sides, after measureInterleaved's untimed one. */
 const TIMED_ROUNDS = 4;

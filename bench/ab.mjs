@@ -6,12 +6,12 @@
 // one `npm run bench` cannot tell apart from this machine's drift, a few pairs
 // usually can (bench/README.md, Comparing two builds).
 //
-//   node bench/ab.mjs DIST_A DIST_B [--case foreach|chain] [--pairs 6] [--tmpfs] [--json]
+//   node bench/ab.mjs DIST_A DIST_B [--case foreach|chain|chain5] [--pairs 6] [--tmpfs] [--json]
 //
 // DIST_A and DIST_B are build folders: copies of dist/ from each commit, with
 // the repository's node_modules on their way up (bench/README.md shows how).
 // --case foreach (default) is (b)'s 2,000 calls of 5 ms, 32 in flight; chain
-// is (a)'s 1,000 steps of 0 ms.
+// is (a)'s 1,000 steps of 0 ms; chain5 is (a)'s chain of 5 ms calls, 300 steps.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { formatSummary, summarizePairs } from './lib/ab-summary.mjs';
 import { repoRoot } from './lib/paths.mjs';
 
-const USAGE = 'usage: node bench/ab.mjs DIST_A DIST_B [--case foreach|chain] [--pairs N] [--tmpfs] [--json]';
+const USAGE = 'usage: node bench/ab.mjs DIST_A DIST_B [--case foreach|chain|chain5] [--pairs N] [--tmpfs] [--json]';
 
 function fail(message) {
   console.error(`bench/ab.mjs: ${message}\n${USAGE}`);
@@ -48,7 +48,7 @@ for (const dir of Object.values(builds)) {
     fail(`${dir} cannot find its packages: link the repository's node_modules beside it (ln -s ${join(repoRoot, 'node_modules')} ${join(dirname(dir), 'node_modules')})`);
   }
 }
-if (!['foreach', 'chain'].includes(values.case)) fail(`--case is foreach or chain, not ${values.case}`);
+if (!['foreach', 'chain', 'chain5'].includes(values.case)) fail(`--case is foreach, chain or chain5, not ${values.case}`);
 const pairCount = Number(values.pairs);
 if (!Number.isInteger(pairCount) || pairCount < 1 || pairCount > 100) fail(`--pairs is a whole number from 1 to 100, not ${values.pairs}`);
 
